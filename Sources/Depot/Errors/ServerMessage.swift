@@ -1,0 +1,28 @@
+import Foundation
+
+/// Finds the server's own explanation in an error body.
+enum ServerMessage {
+    /// The message in `body`: for JSON, `detail`, `message`, `error` (a string, or an
+    /// object with `message`), `title` (RFC 9457 problem documents put the specific
+    /// explanation in `detail` and the general one in `title`); for short plain text,
+    /// the text itself.
+    static func extract(from body: Data, headers: HTTPHeaders) -> String? {
+        guard !body.isEmpty else { return nil }
+        if let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
+            guard let object = json as? [String: Any] else { return json as? String }
+            for key in ["detail", "message", "error_description", "error", "title"] {
+                if let text = object[key] as? String, !text.isEmpty { return text }
+                if let nested = object[key] as? [String: Any], let text = nested["message"] as? String {
+                    return text
+                }
+            }
+            return nil
+        }
+        let type = headers["Content-Type"]?.lowercased() ?? "text/plain"
+        guard type.hasPrefix("text/plain"), body.count <= 512,
+            let text = String(data: body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+            !text.isEmpty
+        else { return nil }
+        return text
+    }
+}

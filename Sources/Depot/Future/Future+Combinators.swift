@@ -1,0 +1,180 @@
+import Foundation
+
+extension Future {
+    /// Transforms the value when the work succeeds; failures pass through.
+    public func map<NewValue: Sendable>(
+        _ transform: @escaping @Sendable (Value) -> NewValue
+    ) -> Future<NewValue, Failure> {
+        Future<NewValue, Failure> { completion in
+            run { completion($0.map(transform)) }
+        }
+    }
+
+    /// Transforms the failure; values pass through.
+    public func mapError<NewFailure: Error>(
+        _ transform: @escaping @Sendable (Failure) -> NewFailure
+    ) -> Future<Value, NewFailure> {
+        Future<Value, NewFailure> { completion in
+            run { completion($0.mapError(transform)) }
+        }
+    }
+
+    /// Starts the future `transform` makes from the value, after this one succeeds.
+    ///
+    /// Cancelling the chain cancels whichever step is running.
+    public func flatMap<NewValue: Sendable>(
+        _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
+    ) -> Future<NewValue, Failure> {
+        Future<NewValue, Failure> { completion in
+            let current = SerialCancellable()
+            current.setFirst(
+                run { result in
+                    switch result {
+                    case .success(let value): current.set(transform(value).run(completion))
+                    case .failure(let error): completion(.failure(error))
+                    }
+                }
+            )
+            return current
+        }
+    }
+
+    /// Jayme's name for ``flatMap(_:)``: do this, and then that.
+    public func andThen<NewValue: Sendable>(
+        _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
+    ) -> Future<NewValue, Failure> {
+        flatMap(transform)
+    }
+
+    /// Replaces a failure with the outcome of the future `handler` makes from it.
+    ///
+    /// ```swift
+    /// let user = users.findByID(id).recover { error in
+    ///     error == .notFound ? .success(.guest) : .failure(error)
+    /// }
+    /// ```
+    public func recover(
+        _ handler: @escaping @Sendable (Failure) -> Future<Value, Failure>
+    ) -> Future<Value, Failure> {
+        Future { completion in
+            let current = SerialCancellable()
+            current.setFirst(
+                run { result in
+                    switch result {
+                    case .success: completion(result)
+                    case .failure(let error): current.set(handler(error).run(completion))
+                    }
+                }
+            )
+            return current
+        }
+    }
+
+    /// Calls `body` with the outcome before passing it on, for side effects such as logging.
+    public func handleResult(
+        _ body: @escaping @Sendable (Result<Value, Failure>) -> Void
+    ) -> Future<Value, Failure> {
+        Future { completion in
+            run { result in
+                body(result)
+                completion(result)
+            }
+        }
+    }
+
+    /// Delivers the outcome on `queue`, e.g. `.main` for UI code.
+    ///
+    /// Without it the completion runs where the work finished (a URLSession delegate
+    /// queue, a backend's queue, or the caller's thread for an immediate value).
+    public func receive(on queue: DispatchQueue) -> Future<Value, Failure> {
+        Future { completion in
+            run { result in queue.async { completion(result) } }
+        }
+    }
+
+    /// Runs both futures at once and succeeds with both values, or fails with the
+    /// first failure (cancelling the other).
+    public static func zip<A: Sendable, B: Sendable>(
+        _ first: Future<A, Failure>, _ second: Future<B, Failure>
+    ) -> Future<(A, B), Failure> where Value == (A, B) {
+        Future { completion in
+            let group = CancellationToken()
+            let state = Locked<(a: A?, b: B?, done: Bool)>((nil, nil, false))
+            @Sendable func finish(_ update: (inout (a: A?, b: B?, done: Bool)) -> Failure?) {
+                let outcome = state.withLock { state -> Result<(A, B), Failure>? in
+                    guard !state.done else { return nil }
+                    if let error = update(&state) {
+                        state.done = true
+                        return .failure(error)
+                    }
+                    guard let a = state.a, let b = state.b else { return nil }
+                    state.done = true
+                    return .success((a, b))
+                }
+                guard let outcome else { return }
+                if case .failure = outcome { group.cancel() }
+                completion(outcome)
+            }
+            let firstWork = first.run { result in
+                finish { state in
+                    switch result {
+                    case .success(let value):
+                        state.a = value
+                        return nil
+                    case .failure(let error): return error
+                    }
+                }
+            }
+            group.onCancel { firstWork.cancel() }
+            let secondWork = second.run { result in
+                finish { state in
+                    switch result {
+                    case .success(let value):
+                        state.b = value
+                        return nil
+                    case .failure(let error): return error
+                    }
+                }
+            }
+            group.onCancel { secondWork.cancel() }
+            return group
+        }
+    }
+
+    /// Runs every future at once and succeeds with their values in the same order,
+    /// or fails with the first failure (cancelling the rest).
+    ///
+    /// An empty array succeeds at once with `[]`.
+    public static func all<Element: Sendable>(
+        _ futures: [Future<Element, Failure>]
+    ) -> Future<[Element], Failure> where Value == [Element] {
+        Future<[Element], Failure> { completion in
+            let group = CancellationToken()
+            let state = Locked<(values: [Int: Element], done: Bool)>(([:], futures.isEmpty))
+            if futures.isEmpty { completion(.success([])) }
+            for (index, future) in futures.enumerated() {
+                let work = future.run { result in
+                    let outcome = state.withLock { state -> Result<[Element], Failure>? in
+                        guard !state.done else { return nil }
+                        switch result {
+                        case .success(let value):
+                            state.values[index] = value
+                            guard state.values.count == futures.count else { return nil }
+                            state.done = true
+                            // `values[i]` is `Element?`; compactMap removes only that layer.
+                            return .success((0..<futures.count).compactMap { state.values[$0] })
+                        case .failure(let error):
+                            state.done = true
+                            return .failure(error)
+                        }
+                    }
+                    guard let outcome else { return }
+                    if case .failure = outcome { group.cancel() }
+                    completion(outcome)
+                }
+                group.onCancel { work.cancel() }
+            }
+            return group
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+/// A request as a ``Backend`` receives it: method, path, query, headers and body.
+///
+/// `path` is relative to the backend's base (`"users/1"`, percent-encoded), or an
+/// absolute URL of the backend's own origin, as a server's `Link` or `next` value gives
+/// it. Build paths from ids and names with ``init(method:segments:query:headers:body:)``
+/// so that an id such as `"../admin"` stays one segment.
+public struct BackendRequest: Sendable, Hashable {
+    /// The HTTP method.
+    public var method: HTTPMethod
+    /// The percent-encoded path relative to the backend's base, or an absolute URL.
+    public var path: String
+    /// The query items, in order; names may repeat (`id=1&id=2`).
+    public var query: [URLQueryItem]
+    /// The header fields.
+    public var headers: HTTPHeaders
+    /// The body, if any.
+    public var body: Data?
+    /// Whether a retry middleware may send this request again after a failure.
+    ///
+    /// Defaults to the method's ``HTTPMethod/isIdempotent``; set it to `true` to opt
+    /// a `POST` in (for example one that carries an idempotency key).
+    public var isRetryable: Bool {
+        get { retryable ?? method.isIdempotent }
+        set { retryable = newValue }
+    }
+    private var retryable: Bool?
+
+    /// Creates a request for an already encoded path.
+    public init(
+        method: HTTPMethod = .get,
+        path: String,
+        query: [URLQueryItem] = [],
+        headers: HTTPHeaders = [:],
+        body: Data? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Creates a request whose path joins `segments`, each percent-encoded on its own.
+    ///
+    /// `["users", "a/b?c"]` becomes `users/a%2Fb%3Fc`: no segment can add a level,
+    /// start a query or leave the collection.
+    public init(
+        method: HTTPMethod = .get,
+        segments: [String],
+        query: [URLQueryItem] = [],
+        headers: HTTPHeaders = [:],
+        body: Data? = nil
+    ) {
+        self.init(
+            method: method, path: PathSegment.join(segments), query: query, headers: headers, body: body)
+    }
+
+    /// Whether the request carries validators (`If-None-Match`, `If-Modified-Since`),
+    /// so that a `304 Not Modified` answer counts as success.
+    public var isConditional: Bool {
+        headers.contains("If-None-Match") || headers.contains("If-Modified-Since")
+    }
+}
+
+/// Percent-encoding of single path segments (RFC 3986 §3.3).
+public enum PathSegment {
+    /// Encodes `segment` so that it stays exactly one path segment.
+    ///
+    /// Everything but unreserved characters is percent-encoded, and the dot
+    /// segments `.` and `..` are encoded too, since a URL parser would resolve them.
+    public static func encode(_ segment: String) -> String {
+        if segment == "." || segment == ".." {
+            return String(repeating: "%2E", count: segment.count)
+        }
+        return segment.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    /// Encodes each segment and joins them with `/`.
+    public static func join(_ segments: [String]) -> String {
+        segments.map(encode).joined(separator: "/")
+    }
+
+    /// Decodes a percent-encoded segment, or returns it unchanged when it is malformed.
+    public static func decode(_ segment: String) -> String {
+        segment.removingPercentEncoding ?? segment
+    }
+
+    /// RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~".
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}

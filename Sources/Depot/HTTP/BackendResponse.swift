@@ -1,0 +1,21 @@
+import Foundation
+
+/// A response as a ``Backend`` delivers it: status, headers and body.
+///
+/// A backend hands a response on only when it is a success (2xx, or 304 for a
+/// conditional request); every other status arrives as a ``ServiceError``.
+public struct BackendResponse: Sendable, Hashable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The header fields.
+    public var headers: HTTPHeaders
+    /// The body; empty when there is none.
+    public var body: Data
+
+    /// Creates a response.
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}

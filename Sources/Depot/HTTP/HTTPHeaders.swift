@@ -1,0 +1,138 @@
+/// HTTP header fields: ordered, case-insensitive by name, and multi-valued.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers.add("Set-Cookie", "a=1")
+/// headers.add("Set-Cookie", "b=2")
+/// headers["accept"]                 // "application/json"
+/// headers.values(for: "set-cookie") // ["a=1", "b=2"]
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral,
+    CustomStringConvertible
+{
+    /// One header line.
+    public struct Field: Sendable, Hashable {
+        /// The name as it was given; compared without regard to case.
+        public var name: String
+        /// The value.
+        public var value: String
+
+        /// Creates a field.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields, in the order they were added.
+    public private(set) var fields: [Field]
+
+    /// Creates headers from fields, keeping their order and repeats.
+    public init(_ fields: [Field] = []) {
+        self.fields = fields
+    }
+
+    /// Creates headers from a literal such as `["Accept": "application/json"]`.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.fields = elements.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// The first value for `name` (any case); setting replaces every value for it,
+    /// and setting `nil` removes them.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            guard let newValue else {
+                remove(name)
+                return
+            }
+            guard let first = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) else {
+                fields.append(Field(name: name, value: newValue))
+                return
+            }
+            fields[first].value = newValue
+            fields = fields.enumerated()
+                .filter { $0.offset <= first || !$0.element.name.caseInsensitiveEquals(name) }
+                .map(\.element)
+        }
+    }
+
+    /// Every value for `name` (any case), in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    /// Whether a field named `name` (any case) is present.
+    public func contains(_ name: String) -> Bool {
+        fields.contains { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    /// Appends a value, keeping those already there (for `Set-Cookie`, `Link`, …).
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append(Field(name: name, value: value))
+    }
+
+    /// Removes every value for `name` (any case).
+    public mutating func remove(_ name: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    /// Sets each of `other`'s fields here, replacing values with the same name.
+    public mutating func merge(_ other: HTTPHeaders) {
+        for name in other.names { remove(name) }
+        fields.append(contentsOf: other.fields)
+    }
+
+    /// The distinct names, in order of first appearance (as first spelled).
+    var names: [String] {
+        var seen = Set<String>()
+        return fields.compactMap { seen.insert($0.name.lowercased()).inserted ? $0.name : nil }
+    }
+
+    /// The first field whose name or value could split a header line (CR, LF or NUL),
+    /// which a backend must refuse to send.
+    public var firstUnsafeField: Field? {
+        fields.first { field in
+            field.name.isEmpty
+                || field.name.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 || $0 == 58 || $0 == 32 }
+                || field.value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }
+        }
+    }
+
+    /// Iterates the fields in order.
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+
+    /// `Name: value` lines.
+    public var description: String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    /// Headers are equal when they hold the same values for the same names (any
+    /// case), in the same order per name.
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.normalized == rhs.normalized
+    }
+
+    /// Hashes the headers consistently with ``==(_:_:)``.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(normalized)
+    }
+
+    private var normalized: [String: [String]] {
+        Dictionary(grouping: fields, by: { $0.name.lowercased() }).mapValues { $0.map(\.value) }
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive comparison, as HTTP field names need.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        let lhs = utf8
+        let rhs = other.utf8
+        guard lhs.count == rhs.count else { return false }
+        return zip(lhs, rhs).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+extension JSONCoding {
+    /// Decodes `type` from `data`, under the coding's envelope and then under
+    /// `keyPath` (a paging envelope's `results`, say).
+    ///
+    /// - Throws: ``ServiceError/decoding(_:)`` with the type and the coding path of
+    ///   the value that failed.
+    public func decode<T: Decodable>(
+        _ type: T.Type, from data: Data, at keyPath: [String] = []
+    ) throws(ServiceError) -> T {
+        let path = envelope + keyPath
+        do {
+            if path.isEmpty { return try decoder.decode(T.self, from: data) }
+            let scoped = decoder.copy()
+            scoped.userInfo[KeyPathBox<T>.pathKey] = path
+            return try scoped.decode(KeyPathBox<T>.self, from: data).value
+        } catch let error as DecodingError {
+            throw .decoding(DecodingFailure(type: String(describing: T.self), error: error))
+        } catch {
+            throw .decoding(
+                DecodingFailure(type: String(describing: T.self), codingPath: "", description: "\(error)"))
+        }
+    }
+
+    /// Encodes `value` as JSON.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` when the value cannot be encoded
+    ///   (a `Double.nan`, say), since that request cannot be built.
+    public func encode<T: Encodable>(_ value: T) throws(ServiceError) -> Data {
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw .invalidRequest("could not encode \(T.self) as JSON: \(error)")
+        }
+    }
+}
+
+extension DecodingFailure {
+    /// Describes a `DecodingError` with a readable coding path (`[3].author.id`).
+    init(type: String, error: DecodingError) {
+        let context: DecodingError.Context
+        let detail: String
+        switch error {
+        case .typeMismatch(let expected, let errorContext):
+            context = errorContext
+            detail = "expected \(expected): \(errorContext.debugDescription)"
+        case .valueNotFound(let expected, let errorContext):
+            context = errorContext
+            detail = "missing \(expected) value: \(errorContext.debugDescription)"
+        case .keyNotFound(let key, let errorContext):
+            context = DecodingError.Context(
+                codingPath: errorContext.codingPath + [key], debugDescription: errorContext.debugDescription)
+            detail = "missing key \"\(key.stringValue)\""
+        case .dataCorrupted(let errorContext):
+            context = errorContext
+            detail = errorContext.debugDescription
+        @unknown default:
+            context = DecodingError.Context(codingPath: [], debugDescription: "\(error)")
+            detail = "\(error)"
+        }
+        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        let readable = path.hasPrefix(".") ? String(path.dropFirst()) : path
+        self.init(type: type, codingPath: readable.isEmpty ? "(root)" : readable, description: detail)
+    }
+}
+
+/// Decodes a `T` found under a key path given in the decoder's `userInfo`.
+private struct KeyPathBox<T: Decodable>: Decodable {
+    // A constant, valid key: the initializer fails only for keys it cannot represent.
+    static var pathKey: CodingUserInfoKey { CodingUserInfoKey(rawValue: "depot.keyPath")! }
+
+    let value: T
+
+    init(from decoder: any Decoder) throws {
+        let path = decoder.userInfo[Self.pathKey] as? [String] ?? []
+        var container = try decoder.container(keyedBy: AnyKey.self)
+        for key in path.dropLast() {
+            container = try container.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey(key))
+        }
+        guard let last = path.last else {
+            value = try T(from: decoder)
+            return
+        }
+        value = try container.decode(T.self, forKey: AnyKey(last))
+    }
+}
+
+/// A coding key made from any string or integer.
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+
+    init(_ string: String) {
+        stringValue = string
+    }
+
+    init?(stringValue: String) {
+        self.stringValue = stringValue
+    }
+
+    init?(intValue: Int) {
+        stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}

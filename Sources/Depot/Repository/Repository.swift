@@ -1,0 +1,32 @@
+/// A collection of entities behind a backend, at `/name` and `/name/:id`.
+///
+/// Adopt the capabilities a collection has — ``Readable``, ``Creatable``,
+/// ``Updatable``, ``Deletable``, ``PagedRepository``, or ``CRUDRepository`` for the
+/// first four — and their methods come with them:
+///
+/// ```swift
+/// struct PostRepository: CRUDRepository, PagedRepository {
+///     typealias Entity = Post
+///     let backend: any Backend
+///     let name = "posts"
+/// }
+/// ```
+public protocol Repository: BackendClient {
+    /// The type of the collection's items.
+    associatedtype Entity: Identifiable & Sendable
+
+    /// The collection's path segment: `"users"` gives `/users` and `/users/:id`.
+    var name: String { get }
+}
+
+extension Repository {
+    /// The path segments of the entity with `id`: `[name, "\(id)"]`.
+    ///
+    /// Ids are rendered with `String(describing:)`: `42`, `"abc"`, a UUID's string.
+    public func segments(for id: Entity.ID) -> [String] {
+        [name, String(describing: id)]
+    }
+}
+
+/// A repository that can list, query, create, replace, patch and delete.
+public typealias CRUDRepository = Readable & Creatable & Updatable & Deletable

@@ -1,0 +1,41 @@
+/// A repository for one object at a fixed path, such as `/profile` or `/me`.
+///
+/// ```swift
+/// struct ProfileRepository: SingleEntityRepository {
+///     typealias Entity = Profile
+///     let backend: any Backend
+///     let name = "profile"
+/// }
+/// let profile = try await ProfileRepository(backend: backend).fetch().value
+/// ```
+public protocol SingleEntityRepository: BackendClient {
+    /// The object's type.
+    associatedtype Entity: Codable & Sendable
+
+    /// The object's path segment: `"profile"` gives `/profile`.
+    var name: String { get }
+
+    /// Reads the object: `GET /name`.
+    func fetch() -> Future<Entity, ServiceError>
+    /// Replaces the object: `PUT /name`.
+    func replace(_ entity: Entity) -> Future<Entity, ServiceError>
+    /// Changes only the fields in `changes`: `PATCH /name`.
+    func patch<Changes: Encodable & Sendable>(with changes: Changes) -> Future<Entity, ServiceError>
+}
+
+extension SingleEntityRepository {
+    /// Reads the object: `GET /name`.
+    public func fetch() -> Future<Entity, ServiceError> {
+        request(.get, [name])
+    }
+
+    /// Replaces the object: `PUT /name`.
+    public func replace(_ entity: Entity) -> Future<Entity, ServiceError> {
+        request(.put, [name], body: .json(entity))
+    }
+
+    /// Merges `changes` into the object: `PATCH /name`.
+    public func patch<Changes: Encodable & Sendable>(with changes: Changes) -> Future<Entity, ServiceError> {
+        request(.patch, [name], body: .json(changes))
+    }
+}

@@ -1,0 +1,27 @@
+/// A repository whose entities can be replaced and patched.
+public protocol Updatable: Repository where Entity: Codable {
+    /// Replaces the stored entity with `entity`: `PUT /name/:id`.
+    func update(_ entity: Entity) -> Future<Entity, ServiceError>
+    /// Changes only the fields in `changes`: `PATCH /name/:id`.
+    func patch<Changes: Encodable & Sendable>(_ id: Entity.ID, with changes: Changes) -> Future<
+        Entity, ServiceError
+    >
+}
+
+extension Updatable {
+    /// Replaces the stored entity: `PUT /name/:id` with the entity's JSON.
+    public func update(_ entity: Entity) -> Future<Entity, ServiceError> {
+        request(.put, segments(for: entity.id), body: .json(entity))
+    }
+
+    /// Merges `changes` into the stored entity: `PATCH /name/:id`.
+    ///
+    /// ```swift
+    /// posts.patch(1, with: ["title": "New title"])
+    /// ```
+    public func patch<Changes: Encodable & Sendable>(_ id: Entity.ID, with changes: Changes) -> Future<
+        Entity, ServiceError
+    > {
+        request(.patch, segments(for: id), body: .json(changes))
+    }
+}

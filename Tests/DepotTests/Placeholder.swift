@@ -1,0 +1,5 @@
+import Testing
+
+@testable import Depot
+
+@Test func placeholder() { #expect(HTTPMethod(name: "get") == .get) }
