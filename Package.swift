@@ -9,12 +9,15 @@ let package = Package(
     ],
     targets: [
         .target(name: "Depot"),
+        // Generated JSONPlaceholder-shaped data for the examples, tests and benchmarks.
+        .target(name: "DepotFixtures"),
         .executableTarget(
             name: "JSONPlaceholder",
-            dependencies: ["Depot"],
+            dependencies: ["Depot", "DepotFixtures"],
             path: "Examples/JSONPlaceholder"
         ),
-        .testTarget(name: "DepotTests", dependencies: ["Depot"]),
+        .executableTarget(name: "AcmeFlix", dependencies: ["Depot"], path: "Examples/AcmeFlix"),
+        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -33,6 +33,11 @@ public struct AuthenticationChallenge: Sendable, Hashable {
             guard !scheme.isEmpty, !scheme.contains("=") else { break }
             input = input.dropFirst(scheme.count)
             var challenge = AuthenticationChallenge(scheme: String(scheme))
+            if let token = token68(after: &input) {
+                challenge.token = token
+                challenges.append(challenge)
+                continue
+            }
             // Parameters: name=value or name="quoted", separated by commas, until a
             // word that is not followed by "=" starts the next challenge.
             while true {
@@ -80,5 +85,23 @@ public struct AuthenticationChallenge: Sendable, Hashable {
             challenges.append(challenge)
         }
         return challenges
+    }
+
+    /// The token68 that follows a scheme (`Negotiate YIIabc==`), consumed from `input`;
+    /// `nil`, consuming nothing, when parameters or another challenge follow instead.
+    ///
+    /// A token68 is one space-separated word with no `=` but its trailing padding, and
+    /// it ends the challenge: what follows is the end or a comma.
+    private static func token68(after input: inout Substring) -> String? {
+        let rest = input.drop { $0 == " " }
+        guard rest.startIndex != input.startIndex, let first = rest.first, first != ",", first != "=" else {
+            return nil
+        }
+        let word = rest.prefix { !$0.isWhitespace && $0 != "," }
+        guard !word.drop(while: { $0 != "=" }).contains(where: { $0 != "=" }) else { return nil }
+        let after = rest.dropFirst(word.count)
+        guard after.drop(while: { $0 == " " }).first.map({ $0 == "," }) ?? true else { return nil }
+        input = after
+        return String(word)
     }
 }

@@ -5,7 +5,7 @@ enum ServerMessage {
     /// The message in `body`: for JSON, `detail`, `message`, `error` (a string, or an
     /// object with `message`), `title` (RFC 9457 problem documents put the specific
     /// explanation in `detail` and the general one in `title`); for short plain text,
-    /// the text itself.
+    /// the text itself (never HTML or XML markup).
     static func extract(from body: Data, headers: HTTPHeaders) -> String? {
         guard !body.isEmpty else { return nil }
         if let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
@@ -19,9 +19,10 @@ enum ServerMessage {
             return nil
         }
         let type = headers["Content-Type"]?.lowercased() ?? "text/plain"
+        // Without a Content-Type, an error page (`<!DOCTYPE html>…`) is markup, not a message.
         guard type.hasPrefix("text/plain"), body.count <= 512,
             let text = String(data: body, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-            !text.isEmpty
+            !text.isEmpty, !text.hasPrefix("<")
         else { return nil }
         return text
     }

@@ -7,7 +7,7 @@ import Foundation
 /// code and tests written against one hold for the other.
 ///
 /// ```swift
-/// do {
+/// do throws(ServiceError) {
 ///     let post = try await posts.findByID(9999).value
 /// } catch .notFound {
 ///     showEmptyState()

@@ -63,9 +63,19 @@ public final class CancellationToken: Cancellable, @unchecked Sendable {
 /// one `Cancellable` returned to the caller reach both. Setting a new inner value
 /// after cancellation cancels that value at once.
 final class SerialCancellable: Cancellable, @unchecked Sendable {
-    private let state = Locked<(cancelled: Bool, current: (any Cancellable)?)>((false, nil))
+    private let state = Locked<(cancelled: Bool, current: (any Cancellable)?, advanced: Bool)>(
+        (false, nil, false))
 
     init() {}
+
+    /// `true` the first time only: lets a chain take its next step once even when the
+    /// step before it reports twice by mistake.
+    func advance() -> Bool {
+        state.withLock { state in
+            defer { state.advanced = true }
+            return !state.advanced
+        }
+    }
 
     /// Records the first step, unless a later step already replaced it (which
     /// happens when the first step completed synchronously).

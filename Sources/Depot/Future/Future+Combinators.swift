@@ -29,6 +29,7 @@ extension Future {
             let current = SerialCancellable()
             current.setFirst(
                 run { result in
+                    guard current.advance() else { return }
                     switch result {
                     case .success(let value): current.set(transform(value).run(completion))
                     case .failure(let error): completion(.failure(error))
@@ -60,6 +61,7 @@ extension Future {
             let current = SerialCancellable()
             current.setFirst(
                 run { result in
+                    guard current.advance() else { return }
                     switch result {
                     case .success: completion(result)
                     case .failure(let error): current.set(handler(error).run(completion))
@@ -93,7 +95,8 @@ extension Future {
     }
 
     /// Runs both futures at once and succeeds with both values, or fails with the
-    /// first failure (cancelling the other).
+    /// first failure (cancelling the other; when `first` fails at once, `second` is
+    /// not started).
     public static func zip<A: Sendable, B: Sendable>(
         _ first: Future<A, Failure>, _ second: Future<B, Failure>
     ) -> Future<(A, B), Failure> where Value == (A, B) {
@@ -126,6 +129,8 @@ extension Future {
                 }
             }
             group.onCancel { firstWork.cancel() }
+            // A first future that failed at once leaves nothing for the second to do.
+            guard !group.isCancelled else { return group }
             let secondWork = second.run { result in
                 finish { state in
                     switch result {
@@ -142,7 +147,8 @@ extension Future {
     }
 
     /// Runs every future at once and succeeds with their values in the same order,
-    /// or fails with the first failure (cancelling the rest).
+    /// or fails with the first failure (cancelling the rest, and starting none of
+    /// those after a future that fails at once).
     ///
     /// An empty array succeeds at once with `[]`.
     public static func all<Element: Sendable>(
@@ -153,6 +159,8 @@ extension Future {
             let state = Locked<(values: [Int: Element], done: Bool)>(([:], futures.isEmpty))
             if futures.isEmpty { completion(.success([])) }
             for (index, future) in futures.enumerated() {
+                // After a failure that came at once, start nothing more.
+                guard !group.isCancelled else { break }
                 let work = future.run { result in
                     let outcome = state.withLock { state -> Result<[Element], Failure>? in
                         guard !state.done else { return nil }

@@ -74,7 +74,22 @@ public enum PathSegment {
         if segment == "." || segment == ".." {
             return String(repeating: "%2E", count: segment.count)
         }
+        // Fast path: ids such as `42` or `post-1` need no encoding (Foundation's
+        // percent-encoding costs about a microsecond per call on Linux).
+        if segment.utf8.allSatisfy(isUnreserved) { return segment }
         return segment.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    /// Whether `byte` is an RFC 3986 unreserved character.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
     }
 
     /// Encodes each segment and joins them with `/`.

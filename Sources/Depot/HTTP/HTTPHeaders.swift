@@ -89,13 +89,25 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         return fields.compactMap { seen.insert($0.name.lowercased()).inserted ? $0.name : nil }
     }
 
-    /// The first field whose name or value could split a header line (CR, LF or NUL),
-    /// which a backend must refuse to send.
+    /// The first field a backend must refuse to send: a name that is not an RFC 9110
+    /// token (empty, or with a space, colon, control or non-ASCII character), or a value
+    /// that could split the header line (CR, LF or NUL).
     public var firstUnsafeField: Field? {
         fields.first { field in
             field.name.isEmpty
-                || field.name.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 || $0 == 58 || $0 == 32 }
+                || field.name.utf8.contains { !Self.isTokenByte($0) }
                 || field.value.utf8.contains { $0 == 13 || $0 == 10 || $0 == 0 }
+        }
+    }
+
+    /// RFC 9110 `tchar`: letters, digits and ``!#$%&'*+-.^_`|~``.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
         }
     }
 

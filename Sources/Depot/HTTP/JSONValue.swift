@@ -85,3 +85,24 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 }
+
+// Literals, so that values read as JSON: `["rating": 5, "title": "Alien", "tags": ["a"]]`.
+extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    /// `true` or `false`.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An integer.
+    public init(integerLiteral value: Int) { self = .int(value) }
+    /// A number with a fraction.
+    public init(floatLiteral value: Double) { self = .double(value) }
+    /// A string.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// An array.
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// An object; a repeated key keeps its last value.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}

@@ -76,13 +76,28 @@ private struct KeyPathBox<T: Decodable>: Decodable {
         let path = decoder.userInfo[Self.pathKey] as? [String] ?? []
         var container = try decoder.container(keyedBy: AnyKey.self)
         for key in path.dropLast() {
-            container = try container.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey(key))
+            container = try container.nestedContainer(
+                keyedBy: AnyKey.self, forKey: Self.key(key, in: container))
         }
         guard let last = path.last else {
             value = try T(from: decoder)
             return
         }
-        value = try container.decode(T.self, forKey: AnyKey(last))
+        value = try container.decode(T.self, forKey: Self.key(last, in: container))
+    }
+
+    /// The container's key for `name`. A key strategy renames the body's keys before
+    /// they are matched (`.convertFromSnakeCase` turns `search_results` into
+    /// `searchResults`), so when `name` is not there as written, the key it became is used.
+    private static func key(_ name: String, in container: KeyedDecodingContainer<AnyKey>) -> AnyKey {
+        let exact = AnyKey(name)
+        if container.contains(exact) { return exact }
+        let folded = fold(name)
+        return container.allKeys.first { fold($0.stringValue) == folded } ?? exact
+    }
+
+    private static func fold(_ key: String) -> String {
+        key.lowercased().replacingOccurrences(of: "_", with: "")
     }
 }
 

@@ -107,6 +107,8 @@ extension JSONDecoder {
         copy.dataDecodingStrategy = dataDecodingStrategy
         copy.keyDecodingStrategy = keyDecodingStrategy
         copy.nonConformingFloatDecodingStrategy = nonConformingFloatDecodingStrategy
+        copy.allowsJSON5 = allowsJSON5
+        copy.assumesTopLevelDictionary = assumesTopLevelDictionary
         copy.userInfo = userInfo
         return copy
     }

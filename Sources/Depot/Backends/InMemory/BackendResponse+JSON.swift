@@ -1,0 +1,67 @@
+import Foundation
+
+extension BackendResponse {
+    /// The `Content-Type` of JSON answers: `application/json; charset=utf-8`, as
+    /// json-server sends it.
+    public static let jsonContentType = "application/json; charset=utf-8"
+
+    /// A JSON response: `value` as compact JSON (keys sorted), with
+    /// `Content-Type: application/json; charset=utf-8` unless `headers` names another.
+    ///
+    /// For ``InMemoryBackend/route(_:_:handler:)`` handlers and test stubs:
+    ///
+    /// ```swift
+    /// backend.route(.get, "health") { _ in .json(["status": "ok"]) }
+    /// backend.route(.post, "movies/:id/rent") { _ in .json(["error": "out of stock"], status: 409) }
+    /// ```
+    public static func json(_ value: JSONValue, status: Int = 200, headers: HTTPHeaders = [:])
+        -> BackendResponse
+    {
+        BackendResponse(status: status, headers: jsonHeaders(headers), body: JSONWriter.encode(value))
+    }
+
+    /// A JSON response whose body is `value` encoded with `encoder`, with
+    /// `Content-Type: application/json; charset=utf-8` unless `headers` names another.
+    ///
+    /// ```swift
+    /// backend.route(.get, "me") { _ in try .json(encoding: User(id: 1, name: "Ada")) }
+    /// ```
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` when `value` cannot be encoded.
+    public static func json<Value: Encodable>(
+        encoding value: Value,
+        status: Int = 200,
+        headers: HTTPHeaders = [:],
+        encoder: JSONEncoder = JSONEncoder()
+    ) throws(ServiceError) -> BackendResponse {
+        let body: Data
+        do {
+            body = try encoder.encode(value)
+        } catch {
+            throw .invalidRequest("could not encode \(Value.self) as JSON: \(error)")
+        }
+        return BackendResponse(status: status, headers: jsonHeaders(headers), body: body)
+    }
+
+    /// An error response with the JSON body `{"error": message}`, which
+    /// ``ServiceError/message`` reads back; ``InMemoryBackend`` answers its own
+    /// failures (404, 400, 405, 409) this way.
+    ///
+    /// ```swift
+    /// backend.route(.post, "movies/:id/rent") { _ in .error(409, "already rented") }
+    /// ```
+    public static func error(_ status: Int, _ message: String, headers: HTTPHeaders = [:]) -> BackendResponse
+    {
+        json(.object(["error": .string(message)]), status: status, headers: headers)
+    }
+
+    /// `headers` with the JSON `Content-Type` first, unless they set their own.
+    static func jsonHeaders(_ headers: HTTPHeaders = [:]) -> HTTPHeaders {
+        guard !headers.fields.isEmpty else { return plainJSONHeaders }
+        var result = plainJSONHeaders
+        result.merge(headers)
+        return result
+    }
+
+    private static let plainJSONHeaders: HTTPHeaders = ["Content-Type": jsonContentType]
+}

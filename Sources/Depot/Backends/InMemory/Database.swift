@@ -1,0 +1,235 @@
+import Foundation
+
+/// Why the store refused an operation, as the status and message of the answer.
+struct Refusal: Error {
+    /// The HTTP status: 400, 404, 405 or 409.
+    var status: Int
+    /// The explanation, sent as `{"error": message}`.
+    var message: String
+    /// Extra headers (`Allow` for a 405).
+    var headers: HTTPHeaders = [:]
+
+    /// The error response.
+    var response: BackendResponse { .error(status, message, headers: headers) }
+
+    static func notFound(_ message: String) -> Refusal { Refusal(status: 404, message: message) }
+    static func badRequest(_ message: String) -> Refusal { Refusal(status: 400, message: message) }
+}
+
+/// The in-memory database: collections (arrays of records) and singular objects,
+/// keyed by name, in the order they were seeded or created, with json-server 0.17's
+/// write rules. Not thread-safe: the store's lock guards it.
+final class Database {
+    /// What a name refers to.
+    enum Resource {
+        /// An array of records: `/posts`, `/posts/1`.
+        case collection(RecordCollection)
+        /// A singular object: `/profile`.
+        case object(StoredRecord)
+    }
+
+    /// Resource names in order.
+    private(set) var names: [String] = []
+    private var collections: [String: RecordCollection] = [:]
+    private var objects: [String: StoredRecord] = [:]
+
+    init() {}
+
+    /// A database seeded from a db.json document.
+    ///
+    /// - Throws: ``ServiceError/decoding(_:)`` when `data` is not JSON, or not an
+    ///   object whose members are arrays of objects or objects.
+    init(json data: Data) throws(ServiceError) {
+        let entries: [(name: String, entry: JSONParser.DatabaseEntry)]
+        switch JSONParser.parseDatabase(data) {
+        case .success(let parsed): entries = parsed
+        case .failure(let error):
+            throw Self.malformed("", "the database is not valid JSON: \(error.description)")
+        }
+        for (name, entry) in entries {
+            switch entry {
+            case .collection(let records):
+                let stored = records.map { record in
+                    StoredRecord(
+                        members: record.members, bytes: Data(data[Self.slice(record.bytes, of: data)]))
+                }
+                set(name, .collection(RecordCollection(stored)))
+            case .object(let members, let bytes):
+                set(
+                    name,
+                    .object(StoredRecord(members: members, bytes: Data(data[Self.slice(bytes, of: data)]))))
+            case .unsupported(let kind):
+                throw Self.malformed(
+                    name, "\"\(name)\" is a \(kind); use an array of objects (a collection) or an object")
+            case .invalidRecord(let position, let kind):
+                throw Self.malformed(
+                    "\(name)[\(position)]", "records of \"\(name)\" must be objects, not a \(kind)")
+            }
+        }
+    }
+
+    private static func slice(_ range: Range<Int>, of data: Data) -> Range<Data.Index> {
+        (data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)
+    }
+
+    private static func malformed(_ path: String, _ description: String) -> ServiceError {
+        .decoding(
+            DecodingFailure(type: "InMemoryBackend database", codingPath: path, description: description))
+    }
+
+    // MARK: - Reading
+
+    /// The resource named `name`.
+    func resource(_ name: String) -> Resource? {
+        if let collection = collections[name] { return .collection(collection) }
+        return objects[name].map { .object($0) }
+    }
+
+    /// The collection named `name`.
+    func collection(_ name: String) -> RecordCollection? {
+        collections[name]
+    }
+
+    /// The singular object named `name`.
+    func object(_ name: String) -> StoredRecord? {
+        objects[name]
+    }
+
+    /// The whole database as one JSON object (json-server's `GET /db`).
+    var body: Data {
+        var data = Data("{".utf8)
+        for (offset, name) in names.enumerated() {
+            var writer = JSONWriter()
+            if offset > 0 { writer.writeRaw(Data(",".utf8)) }
+            writer.writeString(name)
+            writer.writeRaw(Data(":".utf8))
+            data.append(contentsOf: writer.bytes)
+            data.append(collections[name]?.body ?? objects[name]?.bytes ?? Data("null".utf8))
+        }
+        data.append(contentsOf: "}".utf8)
+        return data
+    }
+
+    // MARK: - Collections
+
+    /// Adds a record to collection `name`, creating the collection if there is none.
+    ///
+    /// An id that is missing or falsy (`null`, `0`, `""`, `false`) is replaced with
+    /// ``RecordCollection/nextID()``; a given id is kept.
+    ///
+    /// - Throws: 409 for an id already taken; 400 when `name` is a singular object.
+    func create(in name: String, members: [String: JSONValue]) throws(Refusal) -> StoredRecord {
+        if objects[name] != nil { throw .badRequest("\"\(name)\" is a single object, not a collection") }
+        let collection = collections[name] ?? newCollection(name)
+        var members = members
+        if Self.isFalsy(members["id"]) { members["id"] = collection.nextID() }
+        let record = StoredRecord(members: members)
+        guard collection.insert(record) else {
+            throw Refusal(status: 409, message: "Insert failed, duplicate id \(record.idText ?? "")")
+        }
+        return record
+    }
+
+    /// Replaces the record with id text `id` by `members`, keeping its id.
+    ///
+    /// - Throws: 404 when the collection or the record does not exist.
+    func replace(in name: String, id: String, members: [String: JSONValue]) throws(Refusal) -> StoredRecord {
+        let (collection, old) = try existing(name, id)
+        var members = members
+        members["id"] = old.members["id"]
+        let record = StoredRecord(members: members)
+        collection.replace(id: id, with: record)
+        return record
+    }
+
+    /// Merges `changes` into the record with id text `id` (a shallow merge that
+    /// keeps the id).
+    ///
+    /// - Throws: 404 when the collection or the record does not exist.
+    func patch(in name: String, id: String, changes: [String: JSONValue]) throws(Refusal) -> StoredRecord {
+        let (collection, old) = try existing(name, id)
+        var members = old.members
+        members.merge(changes) { _, new in new }
+        members["id"] = old.members["id"]
+        let record = StoredRecord(members: members)
+        collection.replace(id: id, with: record)
+        return record
+    }
+
+    /// Deletes the record with id text `id`, and, as json-server does, the records
+    /// of any collection whose foreign key (`postId` for `posts`) pointed at it.
+    ///
+    /// - Throws: 404 when the collection or the record does not exist.
+    @discardableResult
+    func delete(in name: String, id: String) throws(Refusal) -> StoredRecord {
+        let (collection, _) = try existing(name, id)
+        guard let removed = collection.remove(id: id) else { throw .notFound("\(name)/\(id) not found") }
+        if collection.record(id: id) == nil {
+            let foreignKey = Inflector.singular(name) + "Id"
+            for other in collections.values where other.foreignKeys.contains(foreignKey) {
+                other.removeAll { JSText.idText($0.members[foreignKey]) == id }
+            }
+        }
+        return removed
+    }
+
+    private func existing(_ name: String, _ id: String) throws(Refusal) -> (RecordCollection, StoredRecord) {
+        guard let collection = collections[name] else { throw .notFound("no collection named \"\(name)\"") }
+        guard let record = collection.record(id: id) else { throw .notFound("\(name)/\(id) not found") }
+        return (collection, record)
+    }
+
+    private func newCollection(_ name: String) -> RecordCollection {
+        let collection = RecordCollection()
+        set(name, .collection(collection))
+        return collection
+    }
+
+    // MARK: - Singular objects
+
+    /// Replaces the singular object `name` (creating it if there is none).
+    ///
+    /// - Throws: 400 when `name` is a collection.
+    func setObject(_ name: String, members: [String: JSONValue]) throws(Refusal) -> StoredRecord {
+        if collections[name] != nil { throw .badRequest("\"\(name)\" is a collection, not a single object") }
+        let record = StoredRecord(members: members)
+        set(name, .object(record))
+        return record
+    }
+
+    /// Merges `changes` into the singular object `name` (a shallow merge).
+    ///
+    /// - Throws: 404 when there is no such object.
+    func patchObject(_ name: String, changes: [String: JSONValue]) throws(Refusal) -> StoredRecord {
+        guard let old = objects[name] else { throw .notFound("no object named \"\(name)\"") }
+        var members = old.members
+        members.merge(changes) { _, new in new }
+        let record = StoredRecord(members: members)
+        objects[name] = record
+        return record
+    }
+
+    private func set(_ name: String, _ resource: Resource) {
+        if collections[name] == nil && objects[name] == nil { names.append(name) }
+        switch resource {
+        case .collection(let collection):
+            objects[name] = nil
+            collections[name] = collection
+        case .object(let record):
+            collections[name] = nil
+            objects[name] = record
+        }
+    }
+
+    /// Whether JavaScript holds `value` false (`doc.id || createId()`).
+    static func isFalsy(_ value: JSONValue?) -> Bool {
+        switch value {
+        case nil, .null?: return true
+        case .bool(let flag)?: return !flag
+        case .int(let number)?: return number == 0
+        case .double(let number)?: return number == 0 || number.isNaN
+        case .string(let text)?: return text.isEmpty
+        case .array?, .object?: return false
+        }
+    }
+}

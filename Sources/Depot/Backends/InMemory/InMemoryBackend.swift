@@ -1,0 +1,219 @@
+import Foundation
+
+/// A ``Backend`` that keeps collections in memory and answers as json-server 0.17
+/// (the server behind JSONPlaceholder) does, so a repository cannot tell it from
+/// the network: for unit tests, previews and offline demos.
+///
+/// ```swift
+/// let backend = try InMemoryBackend(database: Data(#"{"posts": [{"id": 1, "title": "Hi"}], "profile": {"name": "Ada"}}"#.utf8))
+/// let posts = PostRepository(backend: backend)
+/// let post = try await posts.findByID(1).value
+/// #expect(backend.requests.last?.path == "posts/1")
+/// ```
+///
+/// What it answers:
+/// - `GET /name`: filters `field=value` (compared with the field's text, so
+///   `userId=1` matches `1`; repeated for OR; dotted paths such as `author.name`),
+///   `field_gte`, `field_lte`, `field_ne`, `field_like` (a case-insensitive regular
+///   expression), `q` (full text), `_sort=a,b&_order=asc,desc`, `_page`/`_limit`
+///   (limit 10 by default) with `X-Total-Count` and an RFC 8288 `Link` header
+///   (`first`, `prev`, `next`, `last`), `_start`/`_end` and `_start`/`_limit` with
+///   `X-Total-Count`, `_embed=children` and `_expand=parent`. As in json-server, a
+///   plain filter on a field that no record has is ignored. Records lacking a sort
+///   field (or holding `null`) sort last in either order.
+/// - `GET /name/:id` (O(1), ids compared by their text), `POST /name` (201 with the
+///   stored record and `Location`; a missing id becomes the largest integer id plus
+///   one, 1 in an empty collection, or a random string when the ids are strings; a
+///   given id is kept; a taken id is 409), `PUT` (replace, id kept), `PATCH`
+///   (shallow merge, id kept), `DELETE` (200 with `{}`; json-server also deletes the
+///   records whose foreign key pointed at it, e.g. a post's comments).
+/// - `GET`/`POST /users/1/posts` (through the `userId` foreign key; `POST` sets it),
+///   `GET`/`PUT`/`PATCH`/`DELETE /users/1/posts/5` (the post), singular objects
+///   (`GET`/`PUT`/`PATCH`/`POST /profile`), and `GET /db` (everything).
+/// - `HEAD` answers like `GET` without a body; `OPTIONS` answers 204 with `Allow`.
+/// - `POST` to an unknown collection creates it; any other request for an unknown
+///   name is 404.
+///
+/// Errors are answered as the network would answer them and classified by
+/// ``ServiceError/init(response:for:)``: unknown names and ids are 404, a body that
+/// is not JSON (or not an object) is 400 (json-server answers 500 with an HTML page),
+/// a method a resource does not support is 405 with `Allow`, a taken id is 409. Each
+/// error body is `{"error": "…"}`, which ``ServiceError/message`` reads.
+///
+/// Paths are relative to ``baseURL`` (`"posts"`, `"/posts"`, `"posts/1?_embed=comments"`),
+/// or absolute URLs of its origin such as a `Link` header gives. Each segment is
+/// percent-decoded after the path is split on `/`, so an id such as `a/b?c` (sent as
+/// `a%2Fb%3Fc`) is one id and never reaches another collection.
+///
+/// Every request, failed or not, is logged in ``requests``. ``failNext(_:status:headers:body:)``
+/// and ``latency`` inject faults; ``route(_:_:handler:)`` stubs endpoints or serves
+/// state-dependent ones. The backend is thread-safe.
+///
+/// With no ``latency`` (the default), a request is answered synchronously on the
+/// thread that starts it. Records keep their encoded JSON, and a listing splices
+/// those bytes, so answering costs far less than decoding the answer.
+public final class InMemoryBackend: Backend, Sendable {
+    let store: InMemoryStore
+
+    /// The default ``baseURL``: `http://localhost/`.
+    public static let defaultBaseURL = URL(string: "http://localhost/") ?? URL(fileURLWithPath: "/")
+
+    /// An empty backend: every `GET` is 404 until a `POST` creates a collection.
+    public init() {
+        store = InMemoryStore(database: Database(), baseURL: Self.defaultBaseURL)
+    }
+
+    /// A backend seeded with a db.json-shaped document: an object whose members are
+    /// arrays of objects (collections) or objects (singular resources).
+    ///
+    /// ```swift
+    /// let backend = try InMemoryBackend(database: Data(#"{"users": [{"id": 1}], "posts": [], "profile": {"name": "Ada"}}"#.utf8))
+    /// ```
+    ///
+    /// Records keep the bytes they were given, so they are answered without being
+    /// encoded again.
+    ///
+    /// - Throws: ``ServiceError/decoding(_:)`` when `database` is not JSON, or a member
+    ///   is neither an array of objects nor an object (the coding path names it).
+    public convenience init(database: Data) throws(ServiceError) {
+        self.init(storage: try Database(json: database))
+    }
+
+    /// A backend seeded with Encodable values, encoded by `encoder`: a struct such as
+    /// `struct Seed: Encodable { var users: [User]; var posts: [Post] }`, or a
+    /// dictionary such as `["posts": posts]`.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` when `seed` cannot be encoded;
+    ///   ``ServiceError/decoding(_:)`` when it does not encode to a db.json shape.
+    public convenience init<Seed: Encodable>(seed: Seed, encoder: JSONEncoder = JSONEncoder())
+        throws(ServiceError)
+    {
+        let data: Data
+        do {
+            data = try encoder.encode(seed)
+        } catch {
+            throw .invalidRequest("could not encode the seed \(Seed.self) as JSON: \(error)")
+        }
+        try self.init(database: data)
+    }
+
+    init(storage: Database) {
+        store = InMemoryStore(database: storage, baseURL: Self.defaultBaseURL)
+    }
+
+    /// The URL the backend pretends to live at (`http://localhost/` by default):
+    /// `Location` and `Link` headers are absolute URLs under it, and absolute request
+    /// paths of its origin are accepted.
+    public var baseURL: URL {
+        get { store.baseURL }
+        set { store.baseURL = newValue }
+    }
+
+    /// How long each answer takes. `0` (the default) answers synchronously on the
+    /// caller's thread; more answers after that delay on a background queue, and
+    /// cancelling meanwhile completes at once with ``ServiceError/cancelled`` and
+    /// leaves the store untouched.
+    public var latency: TimeInterval {
+        get { store.latency }
+        set { store.latency = newValue }
+    }
+
+    /// Every request received, in order, failed ones included: a snapshot, for
+    /// asserting what a repository sent (method, path, query, headers, body). The log
+    /// grows until ``clearRequests()``.
+    public var requests: [BackendRequest] {
+        store.requests
+    }
+
+    /// Forgets the requests received so far.
+    public func clearRequests() {
+        store.clearRequests()
+    }
+
+    /// Answers the next `count` requests with `status`, `headers` and `body` instead
+    /// of serving them (they change nothing); then normal service resumes. The
+    /// response is classified as usual, so `failNext(1, status: 503, headers:
+    /// ["Retry-After": "2"])` is a ``ServiceError/serviceUnavailable(_:retryAfter:)``.
+    /// Calling again queues more faults after those pending.
+    public func failNext(_ count: Int, status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+        store.failNext(count, response: BackendResponse(status: status, headers: headers, body: body))
+    }
+
+    /// A snapshot of the records of `collection`, in order, for assertions; empty when
+    /// there is no such collection.
+    public func records(in collection: String) -> [JSONValue] {
+        store.withDatabase { $0.collection(collection)?.records.map(\.value) ?? [] }
+    }
+
+    /// A snapshot of the singular object `name` (such as `profile`), or `nil`.
+    public func object(_ name: String) -> JSONValue? {
+        store.withDatabase { $0.object(name)?.value }
+    }
+
+    /// Answers requests for `pattern` with `handler` instead of the json-server
+    /// behaviour.
+    ///
+    /// `pattern` is a path relative to ``baseURL`` whose `:name` segments are
+    /// parameters: `"movies/:id"` or `"/movies/:id/rentals"`. Routes are tried in the
+    /// order they were added, before the json-server behaviour; a `GET` route also
+    /// answers `HEAD`. The handler runs under the backend's lock with a
+    /// ``RouteContext`` that reads and writes the store atomically; what it returns is
+    /// classified like any response (a 404 becomes ``ServiceError/notFound(_:)``), and
+    /// what it throws reaches the caller as is. Since the lock is held, a handler must
+    /// not wait for other threads that use this backend.
+    ///
+    /// ```swift
+    /// backend.route(.get, "posts/:id/summary") { context in
+    ///     guard let post = context.record(in: "posts", id: context.parameters["id"] ?? "") else {
+    ///         return .error(404, "no such post")
+    ///     }
+    ///     return .json(["title": post["title"] ?? .null])
+    /// }
+    /// ```
+    public func route(
+        _ method: HTTPMethod,
+        _ pattern: String,
+        handler: @escaping @Sendable (RouteContext) throws(ServiceError) -> BackendResponse
+    ) {
+        store.add(Route(method: method, pattern: RoutePattern(pattern), handler: handler))
+    }
+
+    /// Returns a future that answers `request` each time it starts (see the type's
+    /// documentation for what it answers).
+    public func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        let store = self.store
+        return Future { completion in
+            let body = ParsedBody(request.body)
+            switch store.receive(request, body: body) {
+            case .answered(let result):
+                completion(result)
+                return NotCancellable()
+            case .delayed(let delay):
+                let latch = CompletionLatch()
+                let token = CancellationToken()
+                token.onCancel {
+                    if latch.claim() { completion(.failure(.cancelled)) }
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                    if latch.claim() { completion(store.answer(request, body: body)) }
+                }
+                return token
+            }
+        }
+    }
+}
+
+/// Lets exactly one of a delayed answer and a cancellation complete a request.
+private final class CompletionLatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claimed = false
+
+    /// `true` for the first caller only.
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if claimed { return false }
+        claimed = true
+        return true
+    }
+}

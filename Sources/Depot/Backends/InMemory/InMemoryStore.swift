@@ -1,0 +1,153 @@
+import Foundation
+
+/// The state behind an ``InMemoryBackend``: the database, the request log, pending
+/// faults, routes and settings, all behind one recursive lock.
+///
+/// The lock is recursive so that a route handler, which runs while it is held, can
+/// use its ``RouteContext`` (or even the backend) without deadlocking; every access
+/// from any thread goes through ``locked(_:)``.
+final class InMemoryStore: @unchecked Sendable {
+    /// What happened to a request on arrival.
+    enum Reception {
+        /// It was answered at once (no latency).
+        case answered(Result<BackendResponse, ServiceError>)
+        /// It must be answered after this many seconds.
+        case delayed(TimeInterval)
+    }
+
+    private let lock = NSRecursiveLock()
+    private var database: Database
+    private var log: [BackendRequest] = []
+    private var faults: [(remaining: Int, response: BackendResponse)] = []
+    private var routes: [Route] = []
+    private var base: BaseLocation
+    private var baseURLValue: URL
+    private var latencyValue: TimeInterval = 0
+
+    init(database: Database, baseURL: URL) {
+        self.database = database
+        self.baseURLValue = baseURL
+        self.base = BaseLocation(baseURL)
+    }
+
+    /// Runs `body` while holding the lock.
+    func locked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    // MARK: - Settings
+
+    var baseURL: URL {
+        get { locked { baseURLValue } }
+        set {
+            locked {
+                baseURLValue = newValue
+                base = BaseLocation(newValue)
+            }
+        }
+    }
+
+    var latency: TimeInterval {
+        get { locked { latencyValue } }
+        set { locked { latencyValue = newValue } }
+    }
+
+    var requests: [BackendRequest] { locked { log } }
+
+    func clearRequests() {
+        locked { log.removeAll() }
+    }
+
+    func failNext(_ count: Int, response: BackendResponse) {
+        guard count > 0 else { return }
+        locked { faults.append((count, response)) }
+    }
+
+    func add(_ route: Route) {
+        locked { routes.append(route) }
+    }
+
+    /// Runs `body` on the database, under the lock.
+    func withDatabase<Result, Failure: Error>(_ body: (Database) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
+        try locked { () throws(Failure) -> Result in try body(database) }
+    }
+
+    /// The backend's base as links are built from it.
+    var baseLocation: BaseLocation { locked { base } }
+
+    // MARK: - Answering
+
+    /// Logs `request`, and answers it now unless there is latency.
+    func receive(_ request: BackendRequest, body: ParsedBody) -> Reception {
+        locked {
+            log.append(request)
+            if latencyValue > 0 { return .delayed(latencyValue) }
+            return .answered(answer(request, body: body))
+        }
+    }
+
+    /// The outcome of `request`: a pending fault, else the first matching route,
+    /// else json-server's behaviour; classified by ``ServiceError/init(response:for:)``.
+    func answer(_ request: BackendRequest, body: ParsedBody) -> Result<BackendResponse, ServiceError> {
+        locked {
+            var response: BackendResponse
+            if let fault = takeFault() {
+                response = fault
+            } else {
+                do throws(ServiceError) {
+                    response = try respond(request, body: body)
+                } catch {
+                    return .failure(error)
+                }
+            }
+            if request.method == .head { response.body = Data() }
+            return ServiceError.check(response, for: request)
+        }
+    }
+
+    /// The answer to `request` from the routes or json-server, unclassified.
+    private func respond(_ request: BackendRequest, body: ParsedBody) throws(ServiceError) -> BackendResponse
+    {
+        guard let target = try RequestTarget.parse(request, base: base) else {
+            return .error(404, "\(request.path.prefix(200)) is outside the backend's base \(baseURLValue)")
+        }
+        for route in routes where route.answers(request.method) {
+            guard let parameters = route.pattern.match(target.segments) else { continue }
+            let context = RouteContext(
+                store: self, request: request, target: target, parameters: parameters, body: body,
+                baseURL: baseURLValue)
+            return try route.handler(context)
+        }
+        return JSONServer(database: database, base: base).respond(request.method, target, body: body)
+    }
+
+    /// json-server's answer to `request`, ignoring routes and faults (for
+    /// ``RouteContext/jsonServerResponse(for:)``).
+    func jsonServerResponse(_ request: BackendRequest) -> BackendResponse {
+        locked {
+            do throws(ServiceError) {
+                guard let target = try RequestTarget.parse(request, base: base) else {
+                    return .error(404, "\(request.path.prefix(200)) is outside the backend's base")
+                }
+                var response = JSONServer(database: database, base: base)
+                    .respond(request.method, target, body: ParsedBody(request.body))
+                if request.method == .head { response.body = Data() }
+                return response
+            } catch {
+                return .error(400, error.localizedDescription)
+            }
+        }
+    }
+
+    private func takeFault() -> BackendResponse? {
+        guard !faults.isEmpty else { return nil }
+        let response = faults[0].response
+        faults[0].remaining -= 1
+        if faults[0].remaining <= 0 { faults.removeFirst() }
+        return response
+    }
+}

@@ -1,0 +1,408 @@
+import Foundation
+
+/// A strict RFC 8259 JSON parser into ``JSONValue`` that can also say where each
+/// record of a db.json document lies, so that ``InMemoryBackend`` keeps a record's
+/// bytes as they came instead of encoding them again.
+///
+/// Integers without fraction or exponent that fit in `Int` become `.int`; every other
+/// number becomes `.double`. Objects keep the last value of a repeated key. Nesting
+/// deeper than ``maximumDepth`` is refused rather than risking the stack.
+struct JSONParser {
+    /// Why a document is not JSON, and where.
+    struct SyntaxError: Error, Sendable {
+        /// What was wrong.
+        var message: String
+        /// The byte offset where the parser stopped.
+        var offset: Int
+
+        /// `message at byte offset`.
+        var description: String { "\(message) at byte \(offset)" }
+    }
+
+    /// One top-level member of a db.json document.
+    enum DatabaseEntry {
+        /// An array: the records (their members and their bytes in the document).
+        case collection([(members: [String: JSONValue], bytes: Range<Int>)])
+        /// A plain object: a singular resource such as `/profile`.
+        case object([String: JSONValue], bytes: Range<Int>)
+        /// Anything else, which json-server refuses to serve.
+        case unsupported(kind: String)
+        /// An array with an element that is not an object, at `position`.
+        case invalidRecord(position: Int, kind: String)
+    }
+
+    /// The deepest nesting accepted.
+    static let maximumDepth = 512
+
+    private let bytes: UnsafeRawBufferPointer
+    private var index = 0
+    private var depth = 0
+
+    private init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    /// Parses `data` as one JSON value (any type at the top level).
+    static func parse(_ data: Data) -> Result<JSONValue, SyntaxError> {
+        data.withUnsafeBytes { raw in
+            var parser = JSONParser(raw)
+            do throws(SyntaxError) {
+                let value = try parser.parseValue()
+                try parser.expectEnd()
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Parses a db.json document: an object whose members are arrays of records or
+    /// singular objects, in document order.
+    static func parseDatabase(_ data: Data) -> Result<[(name: String, entry: DatabaseEntry)], SyntaxError> {
+        data.withUnsafeBytes { raw in
+            var parser = JSONParser(raw)
+            do throws(SyntaxError) {
+                let entries = try parser.parseDatabase()
+                try parser.expectEnd()
+                return .success(entries)
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    // MARK: - Database
+
+    private mutating func parseDatabase() throws(SyntaxError) -> [(name: String, entry: DatabaseEntry)] {
+        skipWhitespace()
+        guard peek() == UInt8(ascii: "{") else { throw failure("a database must be a JSON object") }
+        index += 1
+        var entries: [(name: String, entry: DatabaseEntry)] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            return entries
+        }
+        while true {
+            skipWhitespace()
+            let name = try parseString()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"))
+            skipWhitespace()
+            entries.append((name, try parseDatabaseEntry()))
+            skipWhitespace()
+            if try !continueContainer(closing: UInt8(ascii: "}")) { return entries }
+        }
+    }
+
+    private mutating func parseDatabaseEntry() throws(SyntaxError) -> DatabaseEntry {
+        switch peek() {
+        case UInt8(ascii: "["):
+            index += 1
+            var records: [(members: [String: JSONValue], bytes: Range<Int>)] = []
+            var invalid: DatabaseEntry?
+            skipWhitespace()
+            if peek() == UInt8(ascii: "]") {
+                index += 1
+                return .collection(records)
+            }
+            while true {
+                skipWhitespace()
+                let start = index
+                let value = try parseValue()
+                if case .object(let members) = value {
+                    records.append((members, start..<index))
+                } else if invalid == nil {
+                    invalid = .invalidRecord(position: records.count, kind: Self.kind(of: value))
+                }
+                skipWhitespace()
+                if try !continueContainer(closing: UInt8(ascii: "]")) { break }
+            }
+            return invalid ?? .collection(records)
+        case UInt8(ascii: "{"):
+            let start = index
+            let value = try parseValue()
+            return .object(value.objectValue ?? [:], bytes: start..<index)
+        default:
+            return .unsupported(kind: Self.kind(of: try parseValue()))
+        }
+    }
+
+    /// The JSON type name of `value`, for messages.
+    static func kind(of value: JSONValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .int, .double: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+
+    // MARK: - Values
+
+    private mutating func parseValue() throws(SyntaxError) -> JSONValue {
+        skipWhitespace()
+        guard let byte = peek() else { throw failure("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return try parseNumber()
+        default:
+            throw failure("unexpected character \(Self.describe(byte))")
+        }
+    }
+
+    private mutating func parseObject() throws(SyntaxError) -> JSONValue {
+        try enter()
+        index += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") {
+            index += 1
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard peek() == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"))
+            members[key] = try parseValue()
+            skipWhitespace()
+            if try !continueContainer(closing: UInt8(ascii: "}")) { break }
+        }
+        depth -= 1
+        return .object(members)
+    }
+
+    private mutating func parseArray() throws(SyntaxError) -> JSONValue {
+        try enter()
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if peek() == UInt8(ascii: "]") {
+            index += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            elements.append(try parseValue())
+            skipWhitespace()
+            if try !continueContainer(closing: UInt8(ascii: "]")) { break }
+        }
+        depth -= 1
+        return .array(elements)
+    }
+
+    /// After a member or element: consumes `,` (true: another follows) or the
+    /// closing bracket (false).
+    private mutating func continueContainer(closing: UInt8) throws(SyntaxError) -> Bool {
+        guard let byte = peek() else { throw failure("unexpected end of input") }
+        index += 1
+        if byte == UInt8(ascii: ",") { return true }
+        if byte == closing { return false }
+        index -= 1
+        throw failure("expected ',' or '\(Character(Unicode.Scalar(closing)))'")
+    }
+
+    private mutating func enter() throws(SyntaxError) {
+        depth += 1
+        if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth)") }
+    }
+
+    // MARK: - Strings
+
+    private mutating func parseString() throws(SyntaxError) -> String {
+        guard peek() == UInt8(ascii: "\"") else { throw failure("expected a string") }
+        index += 1
+        let start = index
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(
+                    decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
+        var buffer = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return String(decoding: buffer, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                index += 1
+                try parseEscape(into: &buffer)
+            case 0..<0x20:
+                throw failure("unescaped control character in a string")
+            default:
+                buffer.append(byte)
+                index += 1
+            }
+        }
+        throw failure("unterminated string")
+    }
+
+    private mutating func parseEscape(into buffer: inout [UInt8]) throws(SyntaxError) {
+        guard let byte = peek() else { throw failure("unterminated string") }
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(byte)
+        case UInt8(ascii: "b"): buffer.append(0x08)
+        case UInt8(ascii: "f"): buffer.append(0x0C)
+        case UInt8(ascii: "n"): buffer.append(0x0A)
+        case UInt8(ascii: "r"): buffer.append(0x0D)
+        case UInt8(ascii: "t"): buffer.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar: Unicode.Scalar = "\u{FFFD}"
+            let unit = try parseHex4()
+            if (0xD800..<0xDC00).contains(unit) {
+                if peek() == UInt8(ascii: "\\"), peek(1) == UInt8(ascii: "u") {
+                    let save = index
+                    index += 2
+                    let low = try parseHex4()
+                    if (0xDC00..<0xE000).contains(low) {
+                        let value = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                        scalar = Unicode.Scalar(value) ?? scalar
+                    } else {
+                        index = save
+                    }
+                }
+            } else if let decoded = Unicode.Scalar(UInt32(unit)) {
+                scalar = decoded
+            }
+            buffer.append(contentsOf: String(Character(scalar)).utf8)
+        default:
+            index -= 1
+            throw failure("invalid escape \\\(Self.describe(byte))")
+        }
+    }
+
+    private mutating func parseHex4() throws(SyntaxError) -> UInt16 {
+        guard index + 4 <= bytes.count else { throw failure("truncated \\u escape") }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("invalid hex digit in \\u escape")
+            }
+            value = value << 4 | UInt16(digit)
+            index += 1
+        }
+        return value
+    }
+
+    // MARK: - Numbers and literals
+
+    private mutating func parseNumber() throws(SyntaxError) -> JSONValue {
+        let start = index
+        let negative = peek() == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var integer = 0
+        var overflow = false
+        guard let first = peek(), Self.isDigit(first) else { throw failure("expected a digit") }
+        if first == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while let byte = peek(), Self.isDigit(byte) {
+                let digit = Int(byte - UInt8(ascii: "0"))
+                let (times, overflowA) = integer.multipliedReportingOverflow(by: 10)
+                let (sum, overflowB) =
+                    negative
+                    ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+                overflow = overflow || overflowA || overflowB
+                integer = sum
+                index += 1
+            }
+        }
+        var isInteger = true
+        if peek() == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            try digits()
+        }
+        if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { index += 1 }
+            try digits()
+        }
+        if isInteger && !overflow { return .int(integer) }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text) else { throw failure("invalid number") }
+        return .double(value)
+    }
+
+    private mutating func digits() throws(SyntaxError) {
+        guard let first = peek(), Self.isDigit(first) else { throw failure("expected a digit") }
+        while let byte = peek(), Self.isDigit(byte) { index += 1 }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(SyntaxError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw failure("unexpected end of input") }
+        for offset in 0..<count where bytes[index + offset] != literal.utf8Start[offset] {
+            throw failure("invalid literal")
+        }
+        index += count
+    }
+
+    // MARK: - Scanning
+
+    private func peek(_ offset: Int = 0) -> UInt8? {
+        index + offset < bytes.count ? bytes[index + offset] : nil
+    }
+
+    private mutating func expect(_ byte: UInt8) throws(SyntaxError) {
+        guard peek() == byte else { throw failure("expected '\(Character(Unicode.Scalar(byte)))'") }
+        index += 1
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func expectEnd() throws(SyntaxError) {
+        skipWhitespace()
+        guard index == bytes.count else { throw failure("unexpected data after the JSON value") }
+    }
+
+    private func failure(_ message: String) -> SyntaxError {
+        SyntaxError(message: message, offset: index)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    private static func describe(_ byte: UInt8) -> String {
+        byte >= 0x20 && byte < 0x7F ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16)
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+
+/// The body of a request, parsed once before the store is locked.
+enum ParsedBody: Sendable {
+    /// No body, or an empty one.
+    case none
+    /// A JSON body.
+    case json(JSONValue)
+    /// A body that is not JSON, with the parser's explanation.
+    case malformed(String)
+
+    /// Parses `data`.
+    init(_ data: Data?) {
+        guard let data, !data.isEmpty else {
+            self = .none
+            return
+        }
+        switch JSONParser.parse(data) {
+        case .success(let value): self = .json(value)
+        case .failure(let error): self = .malformed(error.description)
+        }
+    }
+
+    /// The JSON value, if the body was JSON.
+    var value: JSONValue? {
+        if case .json(let value) = self { return value }
+        return nil
+    }
+}
+
+/// json-server 0.17's router over a ``Database``: which resource a path names, and
+/// what each method does to it. Answers every outcome as a response (errors as
+/// `{"error": …}`); the backend classifies it.
+struct JSONServer {
+    let database: Database
+    let base: BaseLocation
+
+    /// The answer to `method` on `target` with `body`.
+    func respond(_ method: HTTPMethod, _ target: RequestTarget, body: ParsedBody) -> BackendResponse {
+        do throws(Refusal) {
+            return try route(method, target, body: body)
+        } catch {
+            return error.response
+        }
+    }
+
+    private func route(_ method: HTTPMethod, _ target: RequestTarget, body: ParsedBody) throws(Refusal)
+        -> BackendResponse
+    {
+        let segments = target.segments
+        switch segments.count {
+        case 1:
+            return try resource(method, segments[0], target: target, body: body)
+        case 2:
+            return try record(method, segments[0], id: segments[1], target: target, body: body)
+        case 3:
+            return try nested(
+                method, parent: segments[0], parentID: segments[1], child: segments[2], target, body)
+        case 4:
+            guard method != .post else { throw Self.notAllowed(method, segments, allow: Self.recordMethods) }
+            return try record(method, segments[2], id: segments[3], target: target, body: body)
+        default:
+            throw .notFound("no resource at /\(target.encodedPath)")
+        }
+    }
+
+    // MARK: - /name
+
+    private func resource(_ method: HTTPMethod, _ name: String, target: RequestTarget, body: ParsedBody)
+        throws(Refusal) -> BackendResponse
+    {
+        switch database.resource(name) {
+        case .collection(let collection)?:
+            switch method {
+            case .get, .head:
+                return try Listing.respond(
+                    collection, named: name, scope: nil, at: location(target), database: database)
+            case .post:
+                return try create(in: name, body: body)
+            case .options:
+                return Self.options(Self.collectionMethods)
+            default:
+                throw Self.notAllowed(method, [name], allow: Self.collectionMethods)
+            }
+        case .object(let object)?:
+            switch method {
+            case .get, .head:
+                return Self.ok(object.bytes)
+            case .put, .post:
+                let stored = try database.setObject(name, members: try Self.object(body))
+                guard method == .post else { return Self.ok(stored.bytes) }
+                var headers = BackendResponse.jsonHeaders()
+                headers["Location"] = base.url(PathSegment.encode(name))
+                return BackendResponse(status: 201, headers: headers, body: stored.bytes)
+            case .patch:
+                return Self.ok(try database.patchObject(name, changes: try Self.object(body)).bytes)
+            case .options:
+                return Self.options(Self.objectMethods)
+            case .delete:
+                throw Self.notAllowed(method, [name], allow: Self.objectMethods)
+            }
+        case nil:
+            if method == .post { return try create(in: name, body: body) }
+            if name == "db" && (method == .get || method == .head) { return Self.ok(database.body) }
+            throw .notFound("no collection or object named \"\(name)\"")
+        }
+    }
+
+    // MARK: - /name/:id
+
+    private func record(
+        _ method: HTTPMethod, _ name: String, id: String, target: RequestTarget, body: ParsedBody
+    )
+        throws(Refusal) -> BackendResponse
+    {
+        guard case .collection(let collection)? = database.resource(name) else {
+            throw .notFound("no collection named \"\(name)\"")
+        }
+        switch method {
+        case .get, .head:
+            guard let record = collection.record(id: id) else { throw .notFound("\(name)/\(id) not found") }
+            if target.query.isEmpty { return Self.ok(record.bytes) }
+            let query = ListQuery(target.query)
+            let relations = Relations(
+                collection: name, embed: query.embed, expand: query.expand, database: database)
+            return Self.ok(relations.bytes(of: record))
+        case .put:
+            return Self.ok(try database.replace(in: name, id: id, members: try Self.object(body)).bytes)
+        case .patch:
+            return Self.ok(try database.patch(in: name, id: id, changes: try Self.object(body)).bytes)
+        case .delete:
+            try database.delete(in: name, id: id)
+            return Self.ok(Data("{}".utf8))
+        case .options:
+            return Self.options(Self.recordMethods)
+        case .post:
+            throw Self.notAllowed(method, [name, id], allow: Self.recordMethods)
+        }
+    }
+
+    // MARK: - /parent/:id/children
+
+    private func nested(
+        _ method: HTTPMethod, parent: String, parentID: String, child: String, _ target: RequestTarget,
+        _ body: ParsedBody
+    ) throws(Refusal) -> BackendResponse {
+        let foreignKey = Inflector.singular(parent) + "Id"
+        switch method {
+        case .get, .head:
+            guard let collection = database.collection(child) else {
+                throw .notFound("no collection named \"\(child)\"")
+            }
+            return try Listing.respond(
+                collection, named: child, scope: Listing.Scope(key: foreignKey, value: parentID),
+                at: location(target), database: database)
+        case .post:
+            var members = try Self.object(body)
+            members[foreignKey] = parentIDValue(parent, parentID)
+            return try create(in: child, members: members)
+        case .options:
+            return Self.options([.get, .head, .post])
+        default:
+            throw Self.notAllowed(method, [parent, parentID, child], allow: [.get, .head, .post])
+        }
+    }
+
+    /// The parent's id as stored (`1`, not `"1"`), or the text read as an integer
+    /// when it can be, else the text.
+    private func parentIDValue(_ parent: String, _ id: String) -> JSONValue {
+        if let stored = database.collection(parent)?.record(id: id)?.members["id"] { return stored }
+        if let number = Int(id) { return .int(number) }
+        return .string(id)
+    }
+
+    // MARK: - Writing
+
+    private func create(in name: String, body: ParsedBody) throws(Refusal) -> BackendResponse {
+        try create(in: name, members: try Self.object(body))
+    }
+
+    private func create(in name: String, members: [String: JSONValue]) throws(Refusal) -> BackendResponse {
+        let record = try database.create(in: name, members: members)
+        var headers = BackendResponse.jsonHeaders()
+        headers["Location"] = base.url(PathSegment.join([name, record.idText ?? ""]))
+        return BackendResponse(status: 201, headers: headers, body: record.bytes)
+    }
+
+    /// The body as an object: no body is `{}` (as json-server's body parser gives).
+    ///
+    /// - Throws: 400 for a body that is not JSON, or JSON but not an object.
+    static func object(_ body: ParsedBody) throws(Refusal) -> [String: JSONValue] {
+        switch body {
+        case .none: return [:]
+        case .malformed(let reason): throw .badRequest("the body is not valid JSON: \(reason)")
+        case .json(let value):
+            guard case .object(let members) = value else {
+                throw .badRequest("the body must be a JSON object, not a \(JSONParser.kind(of: value))")
+            }
+            return members
+        }
+    }
+
+    // MARK: - Answers
+
+    private func location(_ target: RequestTarget) -> Listing.Location {
+        Listing.Location(base: base, path: target.encodedPath, query: target.query)
+    }
+
+    static func ok(_ body: Data) -> BackendResponse {
+        BackendResponse(status: 200, headers: BackendResponse.jsonHeaders(), body: body)
+    }
+
+    private static let collectionMethods: [HTTPMethod] = [.get, .head, .post]
+    private static let recordMethods: [HTTPMethod] = [.get, .head, .put, .patch, .delete]
+    private static let objectMethods: [HTTPMethod] = [.get, .head, .post, .put, .patch]
+
+    private static func allowHeader(_ methods: [HTTPMethod]) -> HTTPHeaders {
+        ["Allow": (methods + [.options]).map(\.rawValue).joined(separator: ", ")]
+    }
+
+    private static func options(_ methods: [HTTPMethod]) -> BackendResponse {
+        BackendResponse(status: 204, headers: allowHeader(methods))
+    }
+
+    private static func notAllowed(_ method: HTTPMethod, _ segments: [String], allow: [HTTPMethod]) -> Refusal
+    {
+        Refusal(
+            status: 405, message: "\(method.rawValue) is not allowed on /\(PathSegment.join(segments))",
+            headers: allowHeader(allow))
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+
+/// The query of a json-server listing, sorted into its parts: full text, slicing,
+/// paging, sorting, relations, and the field filters that remain.
+struct ListQuery {
+    /// One field filter: `userId=1&userId=2`, `views_gte=10`, `title_like=^a`.
+    struct Filter {
+        /// How a filter compares.
+        enum Operator: CaseIterable {
+            case equal, notEqual, atLeast, atMost, like
+
+            /// The suffix that selects the operator on a field name.
+            var suffix: String {
+                switch self {
+                case .equal: return ""
+                case .notEqual: return "_ne"
+                case .atLeast: return "_gte"
+                case .atMost: return "_lte"
+                case .like: return "_like"
+                }
+            }
+        }
+
+        /// The parameter name as sent (`views_gte`).
+        var key: String
+        /// The property path the filter reads (`views`).
+        var path: String
+        /// The comparison.
+        var operation: Operator
+        /// The values; several are an OR (an AND for `_ne`).
+        var values: [String]
+    }
+
+    /// `q`: full-text search (the first value).
+    var text: String?
+    /// `_start`, `_end`, `_page`, `_limit`, `_sort`, `_order` (first values).
+    var start, end, page, limit, sort, order: String?
+    /// `_embed` and `_expand` (every value).
+    var embed: [String] = []
+    var expand: [String] = []
+    /// The other parameters, in order of first appearance.
+    var filters: [Filter] = []
+
+    /// Whether the query asks for anything beyond the whole collection in order.
+    var isEmpty: Bool {
+        text == nil && start == nil && end == nil && page == nil && limit == nil && sort == nil
+            && embed.isEmpty && expand.isEmpty && filters.isEmpty
+    }
+
+    init(_ items: [URLQueryItem]) {
+        var positions: [String: Int] = [:]
+        for item in items {
+            let value = item.value ?? ""
+            switch item.name {
+            case "q": text = text ?? value
+            case "_start": start = start ?? value
+            case "_end": end = end ?? value
+            case "_page": page = page ?? value
+            case "_limit": limit = limit ?? value
+            case "_sort": sort = sort ?? value
+            case "_order": order = order ?? value
+            case "_embed": embed.append(value)
+            case "_expand": expand.append(value)
+            case "callback", "_": continue  // JSONP and jQuery's cache buster.
+            default:
+                if let position = positions[item.name] {
+                    filters[position].values.append(value)
+                } else {
+                    positions[item.name] = filters.count
+                    filters.append(Self.filter(item.name, value))
+                }
+            }
+        }
+    }
+
+    private static func filter(_ key: String, _ value: String) -> Filter {
+        for operation in Filter.Operator.allCases where operation != .equal && key.hasSuffix(operation.suffix)
+        {
+            return Filter(
+                key: key, path: String(key.dropLast(operation.suffix.count)), operation: operation,
+                values: [value])
+        }
+        return Filter(key: key, path: key, operation: .equal, values: [value])
+    }
+
+    /// json-server's truthiness of a parameter: present and not empty.
+    static func isSet(_ value: String?) -> Bool {
+        !(value ?? "").isEmpty
+    }
+}
+
+/// A ``ListQuery/Filter`` ready to test records.
+struct CompiledFilter {
+    let filter: ListQuery.Filter
+    private let patterns: [NSRegularExpression]
+
+    /// Compiles the `_like` patterns.
+    ///
+    /// - Throws: 400 for a pattern that is not a regular expression (json-server
+    ///   answers 500).
+    init(_ filter: ListQuery.Filter) throws(Refusal) {
+        self.filter = filter
+        guard filter.operation == .like else {
+            patterns = []
+            return
+        }
+        var compiled: [NSRegularExpression] = []
+        for value in filter.values {
+            do {
+                compiled.append(try NSRegularExpression(pattern: value, options: [.caseInsensitive]))
+            } catch {
+                throw .badRequest("\(filter.key)=\(value) is not a valid regular expression")
+            }
+        }
+        patterns = compiled
+    }
+
+    /// Whether `members` pass, by json-server 0.17's rules: a missing or `null`
+    /// field never passes; values compare with the field's text (`userId=1` matches
+    /// `1`); `_gte` / `_lte` compare as JavaScript does (numbers as numbers).
+    func matches(_ members: [String: JSONValue]) -> Bool {
+        guard let value = QueryPath.value(members, filter.path), value != .null else { return false }
+        switch filter.operation {
+        case .equal:
+            let text = JSText.string(value)
+            return filter.values.contains(text)
+        case .notEqual:
+            let text = JSText.string(value)
+            return filter.values.allSatisfy { $0 != text }
+        case .atLeast, .atMost:
+            guard let element = JSText.primitive(value) else { return false }
+            return filter.values.contains { text in
+                let query = JSText.Primitive.string(text)
+                return filter.operation == .atLeast
+                    ? JSText.lessOrEqual(query, element) : JSText.lessOrEqual(element, query)
+            }
+        case .like:
+            let text = JSText.string(value)
+            let range = NSRange(text.startIndex..<text.endIndex, in: text)
+            return patterns.contains { $0.firstMatch(in: text, options: [], range: range) != nil }
+        }
+    }
+}
+
+/// json-server's full-text search (`q`): a case-insensitive substring of any value,
+/// nested objects and arrays included; `null`, `false`, `0` and `""` never match.
+enum FullText {
+    static func matches(_ members: [String: JSONValue], _ lowercasedText: String) -> Bool {
+        members.values.contains { contains($0, lowercasedText) }
+    }
+
+    private static func contains(_ value: JSONValue, _ text: String) -> Bool {
+        switch value {
+        case .array(let elements): return elements.contains { contains($0, text) }
+        case .object(let members): return members.values.contains { contains($0, text) }
+        default:
+            guard !Database.isFalsy(value) else { return false }
+            return JSText.string(value).lowercased().contains(text)
+        }
+    }
+}

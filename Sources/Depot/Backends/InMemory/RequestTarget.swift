@@ -1,0 +1,154 @@
+import Foundation
+
+/// Where a request is aimed, taken apart the way a server would: the path's decoded
+/// segments relative to the backend's base, and the query (the path's own query
+/// string first, then the request's items, as ``URLSessionBackend`` sends them).
+struct RequestTarget {
+    /// The decoded segments: `["users", "1", "posts"]`. Each was percent-decoded
+    /// after splitting on `/`, so an id `a/b?c` sent as `a%2Fb%3Fc` is one segment.
+    var segments: [String]
+    /// The query items, in order.
+    var query: [URLQueryItem]
+
+    /// The path again, each segment percent-encoded: for links and `Location`.
+    var encodedPath: String { PathSegment.join(segments) }
+
+    /// Takes `request` apart for a backend at `base`.
+    ///
+    /// - Returns: `nil` segments (in a `.success`) when the path is on the base's
+    ///   origin but outside its base path: that is a 404.
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` for an absolute URL of another
+    ///   origin, or one that does not parse.
+    static func parse(_ request: BackendRequest, base: BaseLocation) throws(ServiceError) -> RequestTarget? {
+        if isPlainRelative(request.path) {
+            return RequestTarget(segments: split(Substring(request.path)), query: request.query)
+        }
+        var reference = Substring(request.path)
+        if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
+        var path = reference
+        var query: [URLQueryItem] = []
+        if let mark = reference.firstIndex(of: "?") {
+            path = reference[..<mark]
+            query = parseQuery(reference[reference.index(after: mark)...])
+        }
+        query += request.query
+
+        let relative: Substring
+        if path.hasPrefix("//") || hasScheme(path) {
+            let absolute = path.hasPrefix("//") ? base.scheme + ":" + path : String(path)
+            guard let components = URLComponents(string: absolute) else {
+                throw .invalidRequest("\(absolute.prefix(200)) is not a valid URL")
+            }
+            guard base.isSameOrigin(components) else {
+                throw .invalidRequest(
+                    "\(absolute.prefix(200)) is not on the in-memory backend's origin \(base.origin)")
+            }
+            let fullPath = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+            guard let inside = base.relativePath(fullPath) else { return nil }
+            relative = inside
+        } else if path.hasPrefix("/") {
+            relative = base.relativePath(String(path)) ?? path.drop { $0 == "/" }
+        } else {
+            relative = path
+        }
+        return RequestTarget(segments: split(relative), query: query)
+    }
+
+    /// The decoded segments of a relative path; a trailing `/` is ignored. Each
+    /// segment is decoded on its own, after the split.
+    private static func split(_ path: Substring) -> [String] {
+        var relative = path
+        if relative.hasSuffix("/") { relative = relative.dropLast() }
+        guard !relative.isEmpty else { return [] }
+        return relative.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.utf8.contains(UInt8(ascii: "%")) ? PathSegment.decode(String(segment)) : String(segment)
+        }
+    }
+
+    /// Whether `path` is relative with no query, fragment or scheme (`posts/1`), the
+    /// common case that needs no further parsing.
+    private static func isPlainRelative(_ path: String) -> Bool {
+        var first = true
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: ":"): return false
+            case UInt8(ascii: "/") where first: return false
+            default: first = false
+            }
+        }
+        return true
+    }
+
+    /// Parses `name=value&…` as a server does: `+` is a space, then percent-decoding.
+    static func parseQuery(_ text: Substring) -> [URLQueryItem] {
+        text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = decodeQueryComponent(parts[0])
+            return URLQueryItem(name: name, value: parts.count > 1 ? decodeQueryComponent(parts[1]) : nil)
+        }
+    }
+
+    private static func decodeQueryComponent(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    /// Whether `path` starts with an RFC 3986 scheme (`http:`).
+    private static func hasScheme(_ path: Substring) -> Bool {
+        guard let colon = path.firstIndex(of: ":"), let first = path.first, first.isASCII, first.isLetter
+        else {
+            return false
+        }
+        return path[..<colon].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+}
+
+/// The parts of ``InMemoryBackend/baseURL`` that requests are resolved against and
+/// links are built from.
+struct BaseLocation: Sendable {
+    /// `http` or `https` (or whatever the base says), lowercased.
+    let scheme: String
+    /// The host, lowercased.
+    let host: String
+    /// The port, or the scheme's default.
+    let port: Int
+    /// `scheme://host[:port]`, as the base spells it.
+    let origin: String
+    /// The base's percent-encoded path, ending in `/`: `/api/`.
+    let path: String
+
+    /// The location of `url`.
+    init(_ url: URL) {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        scheme = (components?.scheme ?? "http").lowercased()
+        host = (components?.host ?? "localhost").lowercased()
+        port = components?.port ?? (scheme == "https" ? 443 : 80)
+        var origin = scheme + "://" + (components?.percentEncodedHost ?? "localhost")
+        if let explicit = components?.port { origin += ":\(explicit)" }
+        self.origin = origin
+        var basePath = components?.percentEncodedPath ?? "/"
+        if !basePath.hasPrefix("/") { basePath = "/" + basePath }
+        if !basePath.hasSuffix("/") { basePath += "/" }
+        path = basePath
+    }
+
+    /// The absolute URL of `relativePath` (already encoded): `http://localhost/posts/1`.
+    func url(_ relativePath: String, query: String = "") -> String {
+        origin + path + relativePath + (query.isEmpty ? "" : "?" + query)
+    }
+
+    /// Whether `components` names this origin.
+    func isSameOrigin(_ components: URLComponents) -> Bool {
+        guard let otherScheme = components.scheme?.lowercased(), otherScheme == scheme,
+            let otherHost = components.host?.lowercased(), otherHost == host
+        else { return false }
+        return (components.port ?? (otherScheme == "https" ? 443 : 80)) == port
+    }
+
+    /// `absolutePath` made relative to the base path; `nil` when it lies outside.
+    func relativePath(_ absolutePath: String) -> Substring? {
+        if absolutePath.hasPrefix(path) { return absolutePath.dropFirst(path.count) }
+        if absolutePath + "/" == path { return "" }
+        return nil
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The delegate of each ``URLSessionBackend`` task: it applies the redirect policy and
+/// keeps a 401 that FoundationNetworking would otherwise swallow.
+///
+/// **Redirects.** Same-origin redirects are followed as proposed. From the first hop to
+/// another origin on, the credentials (`Authorization`, `Proxy-Authorization`,
+/// `Cookie`) are removed from the request, so that a token meant for the API never
+/// reaches a host that merely redirected there. Without this, both Darwin and
+/// FoundationNetworking copy every header of the original request to the new one.
+///
+/// FoundationNetworking (Linux) drops the body when it follows a 307 or 308, which
+/// must resend it; there such a redirect of a request with a body is not followed, and
+/// the 3xx reaches the caller as ``ServiceError/unexpectedStatus(_:)`` instead of the
+/// request arriving empty.
+final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    /// The headers that carry credentials and stay with their origin.
+    static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+
+    private let origin: Origin?
+    private let crossedOrigin = Locked(false)
+    private let challenge = Locked<HTTPURLResponse?>(nil)
+
+    /// A delegate for a request first sent to `origin`.
+    init(origin: Origin?) {
+        self.origin = origin
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        if Self.dropsBodyOnRedirect, [307, 308].contains(response.statusCode),
+            task.originalRequest?.httpBody?.isEmpty == false
+        {
+            completionHandler(nil)
+            return
+        }
+        completionHandler(redirect(to: request))
+    }
+
+    /// The request to send for a redirect to `request`.
+    func redirect(to request: URLRequest) -> URLRequest {
+        let sameOrigin = origin != nil && request.url.flatMap(Origin.init) == origin
+        let strip = crossedOrigin.withLock { crossed in
+            if !sameOrigin { crossed = true }
+            return crossed
+        }
+        guard strip else { return request }
+        var stripped = request
+        for name in Self.credentialHeaders { stripped.setValue(nil, forHTTPHeaderField: name) }
+        return stripped
+    }
+
+    /// Keeps the 401 whose challenge ``ChallengeDelegate`` cancelled.
+    func recordChallenge(_ response: HTTPURLResponse) {
+        challenge.withLock { $0 = response }
+    }
+
+    /// The 401 recorded by ``recordChallenge(_:)``, if any.
+    var challengedResponse: HTTPURLResponse? {
+        challenge.withLock { $0 }
+    }
+
+    /// Whether the platform loses the body of a request it resends after a 307 / 308.
+    static var dropsBodyOnRedirect: Bool {
+        #if canImport(FoundationNetworking)
+            return true
+        #else
+            return false
+        #endif
+    }
+}
+
+/// The session delegate of the sessions ``URLSessionBackend`` creates on Linux.
+///
+/// FoundationNetworking answers a 401 with a `Basic` (or `Digest`) challenge by asking
+/// the session delegate, and when there is none and no stored credential it neither
+/// retries nor completes: the task waits forever, past its timeout. This delegate
+/// cancels such a challenge, after handing the 401 to the task's ``TaskDelegate`` so
+/// that the caller gets ``ServiceError/unauthorized(_:challenges:)`` (without the
+/// body, which the platform does not expose). A credential from the session's
+/// credential storage is still used.
+final class ChallengeDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let method = challenge.protectionSpace.authenticationMethod
+        let isHTTP =
+            method == NSURLAuthenticationMethodHTTPBasic || method == NSURLAuthenticationMethodHTTPDigest
+        let usable = method == NSURLAuthenticationMethodHTTPBasic && challenge.proposedCredential != nil
+        guard isHTTP, !usable, let response = challenge.failureResponse as? HTTPURLResponse else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        (task.delegate as? TaskDelegate)?.recordChallenge(response)
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A ``Backend`` that sends requests over HTTP with `URLSession`.
+///
+/// ```swift
+/// let backend = URLSessionBackend(baseURL: URL(string: "https://jsonplaceholder.typicode.com")!)
+/// let posts = PostRepository(backend: backend)
+/// let post = try await posts.findByID(1).value            // GET /posts/1
+/// ```
+///
+/// **Building the request.** A request's path is resolved against ``baseURL`` like a
+/// relative reference: `posts/1` on `https://host/api/v1` (with or without the trailing
+/// slash) is `https://host/api/v1/posts/1`; a path that starts with `/` is taken from
+/// the origin's root; an absolute URL is accepted when its origin (scheme, host, port)
+/// is the base URL's, and refused as ``ServiceError/invalidRequest(_:)`` otherwise, so
+/// a server's `Link` or `next` value can be followed but never sends credentials
+/// elsewhere. Query items are percent-encoded per RFC 3986: everything but unreserved
+/// characters, so a `+`, `&` or `=` in a value arrives as sent.
+///
+/// **Headers.** `Accept: application/json` unless the request sets `Accept`, then
+/// ``headers`` (the backend's defaults), then the request's own fields, which win. A
+/// request with a body and no `Content-Type` is sent as `application/json`. A header
+/// whose name or value contains CR, LF or NUL is refused as
+/// ``ServiceError/invalidRequest(_:)``, and so is a `GET` or `HEAD` with a body.
+///
+/// **Outcomes.** Every status goes through the one classifier,
+/// ``ServiceError/init(response:for:)``, so a non-2xx answer is a ``ServiceError`` that
+/// keeps the status, the headers and the body (with the server's `message`, `error`,
+/// `detail` or RFC 9457 problem `detail`). Transport failures map from `URLError`:
+/// connection refused or unknown host is ``ServiceError/cannotConnect``, offline is
+/// ``ServiceError/noConnection``, a timeout is ``ServiceError/timedOut``, and anything
+/// else is ``ServiceError/transport(code:description:)`` with the `URLError` code.
+///
+/// **Cancellation.** Cancelling the ``Cancellable`` that `start` returned, or the `Task`
+/// awaiting ``Future/value``, cancels the `URLSessionTask`; the outcome is
+/// ``ServiceError/cancelled``.
+///
+/// **Redirects.** A redirect to the same origin is followed with every header. A
+/// redirect to another origin is followed too, but without `Authorization`,
+/// `Proxy-Authorization` and `Cookie` (for that hop and every later one), as browsers,
+/// curl and Python's requests do: credentials are never sent to a host they were not
+/// meant for. Put credentials in ``headers`` or in a middleware, not in the
+/// configuration's `httpAdditionalHeaders`, which `URLSession` adds to every hop.
+/// On Linux a 307 or 308 answer to a request with a body is not followed (the
+/// platform would resend the request without its body): it arrives as
+/// ``ServiceError/unexpectedStatus(_:)``.
+///
+/// **Threads.** Completions run on the session's delegate queue: for the session this
+/// backend creates, a serial background `OperationQueue`. Hop with
+/// ``Future/receive(on:)`` (for example to `.main`) when it matters; `await` callers
+/// need nothing.
+///
+/// **Linux.** With FoundationNetworking, timeouts are whole seconds, so ``timeout`` is
+/// rounded *up* to the next second there (a 0.5 s timeout waits 1 s). A 401 with a
+/// `Basic` challenge arrives as ``ServiceError/unauthorized(_:challenges:)`` without
+/// its body (the platform keeps it), and only through a session this backend creates:
+/// FoundationNetworking waits forever on such a 401 unless the *session* delegate
+/// answers the challenge, so a session you pass in should have a delegate that does.
+public struct URLSessionBackend: Backend {
+    /// The URL relative paths are resolved against, such as `https://api.example.com/v1/`.
+    public let baseURL: URL
+    /// The header fields sent with every request, unless the request sets the same name.
+    public let headers: HTTPHeaders
+    /// The seconds a request may take, or `nil` for the session configuration's
+    /// `timeoutIntervalForRequest` (60 s by default).
+    public let timeout: TimeInterval?
+
+    private let transport: URLSessionTransport
+    private let chain: any Backend
+
+    /// Creates a backend with a session of its own, made from `configuration`.
+    ///
+    /// - Parameters:
+    ///   - baseURL: an `http` or `https` URL; relative paths are resolved against it.
+    ///     Any other URL makes every request fail with ``ServiceError/invalidRequest(_:)``.
+    ///   - configuration: the session's configuration (caching, cookies, proxies).
+    ///   - headers: fields sent with every request (an API key, a client version).
+    ///   - timeout: seconds per request; `nil` keeps the configuration's.
+    ///   - middleware: steps in front of the network, the first outermost, as with
+    ///     `backend.with(...)`.
+    public init(
+        baseURL: URL,
+        configuration: URLSessionConfiguration = .default,
+        headers: HTTPHeaders = [:],
+        timeout: TimeInterval? = nil,
+        middleware: [any Middleware] = []
+    ) {
+        self.init(
+            baseURL: baseURL, session: SessionBox(configuration: configuration), headers: headers,
+            timeout: timeout, middleware: middleware)
+    }
+
+    /// Creates a backend on a session you own (shared with other code, or with a
+    /// delegate for authentication challenges or metrics).
+    ///
+    /// The backend sets a delegate on each of its tasks to apply the redirect policy;
+    /// your session delegate still receives the events a task delegate does not handle.
+    /// Completions run on `session.delegateQueue`.
+    public init(
+        baseURL: URL,
+        session: URLSession,
+        headers: HTTPHeaders = [:],
+        timeout: TimeInterval? = nil,
+        middleware: [any Middleware] = []
+    ) {
+        self.init(
+            baseURL: baseURL, session: SessionBox(session: session), headers: headers, timeout: timeout,
+            middleware: middleware)
+    }
+
+    private init(
+        baseURL: URL, session: SessionBox, headers: HTTPHeaders, timeout: TimeInterval?,
+        middleware: [any Middleware]
+    ) {
+        self.baseURL = baseURL
+        self.headers = headers
+        self.timeout = timeout
+        let transport = URLSessionTransport(
+            session: session,
+            builder: URLRequestBuilder(baseURL: baseURL, headers: headers, timeout: timeout))
+        self.transport = transport
+        self.chain = transport.with(middleware)
+    }
+
+    /// The session requests go through.
+    public var session: URLSession {
+        transport.session.session
+    }
+
+    /// Returns a future that sends `request` through the middleware and over the
+    /// network each time it starts.
+    public func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        chain.send(request)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+// Short spellings for the built-in middleware, for `backend.with(...)`:
+//
+//     backend.with(.logging { print($0) }, .retry(), .headers(["Accept": "application/json"]))
+
+extension Middleware where Self == HeadersMiddleware {
+    /// Adds `headers` to every request that lacks them; see ``HeadersMiddleware``.
+    public static func headers(_ headers: HTTPHeaders) -> HeadersMiddleware {
+        HeadersMiddleware(headers)
+    }
+}
+
+extension Middleware where Self == RetryMiddleware {
+    /// Retries failures that may go away, as `policy` says; see ``RetryMiddleware``.
+    public static func retry(_ policy: RetryPolicy = RetryPolicy()) -> RetryMiddleware {
+        RetryMiddleware(policy: policy)
+    }
+
+    /// Retries failures that may go away, sending a request at most `maxAttempts` times
+    /// with the default backoff; see ``RetryPolicy``.
+    public static func retry(maxAttempts: Int) -> RetryMiddleware {
+        RetryMiddleware(policy: RetryPolicy(maxAttempts: maxAttempts))
+    }
+}
+
+extension Middleware where Self == BearerAuthMiddleware {
+    /// Signs requests with a bearer token and refreshes it once on a 401; see
+    /// ``BearerAuthMiddleware``.
+    public static func bearer(
+        token: @escaping @Sendable () async throws -> String?,
+        refresh: @escaping @Sendable (_ rejected: String) async throws -> String
+    ) -> BearerAuthMiddleware {
+        BearerAuthMiddleware(token: token, refresh: refresh)
+    }
+}
+
+extension Middleware where Self == LoggingMiddleware {
+    /// Reports each request to `log`, secrets redacted; see ``LoggingMiddleware``.
+    public static func logging(
+        redactingHeaders headers: Set<String> = [],
+        redactingQueryItems queryItems: Set<String> = [],
+        _ log: @escaping @Sendable (LogEvent) -> Void
+    ) -> LoggingMiddleware {
+        LoggingMiddleware(redactingHeaders: headers, redactingQueryItems: queryItems, log: log)
+    }
+}

@@ -1,0 +1,159 @@
+import Depot
+import Foundation
+import Testing
+
+@Suite("InMemoryBackend requests log, faults and latency")
+struct InMemoryFaultTests {
+    @Test("requests lists every request in order, failed ones included, until cleared")
+    func requestsLog() async throws {
+        let backend = try MemoryFixture.backend()
+        backend.failNext(1, status: 500)
+        _ = await memorySend(backend, .get, "posts", query: [("userId", "1")])
+        _ = await memorySend(backend, .post, "posts", body: #"{"title": "t"}"#)
+        _ = await memorySend(backend, .get, "nope/1")
+        _ = await memorySend(backend, .delete, "posts/1")
+        let log = backend.requests
+        #expect(log.map(\.method) == [.get, .post, .get, .delete])
+        #expect(log.map(\.path) == ["posts", "posts", "nope/1", "posts/1"])
+        #expect(log[0].query == [URLQueryItem(name: "userId", value: "1")])
+        #expect(log[1].body == Data(#"{"title": "t"}"#.utf8))
+        backend.clearRequests()
+        #expect(backend.requests.isEmpty)
+        _ = await memorySend(backend, .get, "posts/2")
+        #expect(backend.requests.map(\.path) == ["posts/2"])
+    }
+
+    @Test("failNext fails exactly the next N requests, changes nothing, then service resumes")
+    func failNext() async throws {
+        let backend = try MemoryFixture.backend()
+        backend.failNext(
+            2, status: 503, headers: ["Retry-After": "3"], body: Data(#"{"message": "down"}"#.utf8))
+        for _ in 0..<2 {
+            let error = await memorySend(backend, .post, "posts", body: "{}").memoryError
+            guard case .serviceUnavailable(let response, let retryAfter)? = error else {
+                Issue.record("expected .serviceUnavailable, got \(String(describing: error))")
+                return
+            }
+            #expect(response.status == 503)
+            #expect(retryAfter == 3)
+            #expect(error?.message == "down")
+        }
+        #expect(backend.records(in: "posts").count == 100)
+        #expect(await memorySend(backend, .post, "posts", body: "{}").memoryResponse?.status == 201)
+        #expect(backend.requests.count == 3)
+    }
+
+    @Test(
+        "an injected status is classified like the network's",
+        arguments: [
+            (500, "serverError"), (502, "serverError"), (503, "serviceUnavailable"),
+            (429, "serviceUnavailable"),
+            (401, "unauthorized"), (403, "forbidden"), (404, "notFound"), (410, "notFound"),
+            (409, "conflict"),
+            (422, "clientError"), (302, "unexpectedStatus"),
+        ])
+    func classification(status: Int, kind: String) async throws {
+        let backend = try MemoryFixture.backend()
+        backend.failNext(1, status: status)
+        let error = await memorySend(backend, .get, "posts/1").memoryError
+        #expect(memoryKind(error) == kind)
+        #expect(error?.statusCode == status)
+        #expect(await memorySend(backend, .get, "posts/1").memoryJSON?["id"] == 1)
+    }
+
+    @Test("faults queue: a second failNext follows the first")
+    func queuedFaults() async throws {
+        let backend = try MemoryFixture.backend()
+        backend.failNext(1, status: 500)
+        backend.failNext(1, status: 404)
+        backend.failNext(0, status: 418)
+        #expect(await memorySend(backend, .get, "posts/1").memoryError?.statusCode == 500)
+        #expect(await memorySend(backend, .get, "posts/1").memoryError?.statusCode == 404)
+        #expect(await memorySend(backend, .get, "posts/1").memoryResponse?.status == 200)
+    }
+
+    @Test("with no latency the answer arrives synchronously, inside start")
+    func synchronous() throws {
+        let backend = try MemoryFixture.backend()
+        let box = MemoryOutcomeBox()
+        backend.send(BackendRequest(path: "posts/1")).start { box.set($0) }
+        #expect(box.get()?.memoryJSON?["id"] == 1)
+    }
+
+    @Test("with latency the answer arrives after the delay, not inside start")
+    func latency() async throws {
+        let backend = try MemoryFixture.backend()
+        backend.latency = 0.05
+        #expect(backend.latency == 0.05)
+        let box = MemoryOutcomeBox()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = await withCheckedContinuation { continuation in
+            backend.send(BackendRequest(method: .post, path: "posts", body: Data("{}".utf8))).start {
+                result in
+                box.set(result)
+                continuation.resume(returning: result)
+            }
+            #expect(box.get() == nil)
+        }
+        #expect(clock.now - start >= .milliseconds(45))
+        #expect(result.memoryResponse?.status == 201)
+        #expect(backend.records(in: "posts").count == 101)
+    }
+
+    @Test("cancelling during latency ends with .cancelled at once and changes nothing")
+    func cancellation() async throws {
+        let backend = try MemoryFixture.backend()
+        backend.latency = 30
+        let box = MemoryOutcomeBox()
+        let cancellable = backend.send(BackendRequest(method: .post, path: "posts", body: Data("{}".utf8)))
+            .start {
+                box.set($0)
+            }
+        #expect(box.get() == nil)
+        cancellable.cancel()
+        #expect(box.get()?.memoryError == .cancelled)
+        cancellable.cancel()
+        #expect(backend.records(in: "posts").count == 100)
+        #expect(backend.requests.count == 1)
+    }
+
+    @Test("cancelling the awaiting task cancels a slow request promptly")
+    func taskCancellation() async throws {
+        let backend = try MemoryFixture.backend()
+        backend.latency = 30
+        let clock = ContinuousClock()
+        let task = Task { await backend.send(BackendRequest(path: "posts")).result }
+        let deadline = clock.now + .seconds(5)
+        while backend.requests.isEmpty, clock.now < deadline { await Task.yield() }
+        let start = clock.now
+        task.cancel()
+        let result = await task.value
+        #expect(result.memoryError == .cancelled)
+        #expect(clock.now - start < .seconds(5))
+    }
+}
+
+/// Holds the outcome a completion delivers, for tests that start futures directly.
+final class MemoryOutcomeBox: Sendable {
+    private let state = Mutex()
+
+    func set(_ result: Result<BackendResponse, ServiceError>) {
+        state.withLock { $0 = result }
+    }
+
+    func get() -> Result<BackendResponse, ServiceError>? {
+        state.withLock { $0 }
+    }
+
+    private final class Mutex: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Result<BackendResponse, ServiceError>?
+
+        func withLock<T>(_ body: (inout Result<BackendResponse, ServiceError>?) -> T) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&value)
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Depot
+import DepotFixtures
+import Foundation
+import Testing
+
+@Suite("InMemoryBackend seeding")
+struct InMemorySeedingTests {
+    struct Post: Codable, Equatable {
+        var id: Int
+        var userId: Int
+        var title: String
+    }
+
+    struct Seed: Encodable {
+        var users: [[String: Int]]
+        var posts: [Post]
+    }
+
+    @Test("a db.json document seeds collections and singular objects")
+    func fromData() async throws {
+        let backend = try MemoryFixture.backend()
+        #expect(backend.records(in: "users").count == 10)
+        #expect(backend.records(in: "posts").count == 100)
+        #expect(backend.records(in: "comments").count == 300)
+        #expect(backend.records(in: "posts").first == MemoryFixture.posts().first)
+        #expect(backend.object("profile") == ["name": "Ada", "theme": "dark"])
+        #expect(backend.records(in: "profile").isEmpty)
+        #expect(await memorySend(backend, .get, "posts").memoryIDs == Array(1...100))
+    }
+
+    @Test("an Encodable struct seeds one collection per property")
+    func fromStruct() async throws {
+        let seed = Seed(
+            users: [["id": 1]],
+            posts: [Post(id: 1, userId: 1, title: "Hi"), Post(id: 2, userId: 1, title: "Yo")])
+        let backend = try InMemoryBackend(seed: seed)
+        #expect(await memorySend(backend, .get, "users/1").memoryJSON == ["id": 1])
+        let answer = try #require(await memorySend(backend, .get, "posts").memoryResponse)
+        #expect(try JSONDecoder().decode([Post].self, from: answer.body) == seed.posts)
+    }
+
+    @Test("an Encodable dictionary seeds, through the given encoder")
+    func fromDictionary() async throws {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let backend = try InMemoryBackend(
+            seed: ["posts": [Post(id: 7, userId: 3, title: "Snake")]], encoder: encoder)
+        #expect(backend.records(in: "posts") == [["id": 7, "user_id": 3, "title": "Snake"]])
+    }
+
+    @Test("an empty backend has nothing until a POST creates a collection")
+    func empty() async throws {
+        let backend = InMemoryBackend()
+        #expect(memoryKind(await memorySend(backend, .get, "posts").memoryError) == "notFound")
+        #expect(backend.records(in: "posts").isEmpty)
+        let created = await memorySend(backend, .post, "posts", body: #"{"title": "first"}"#)
+        #expect(created.memoryResponse?.status == 201)
+        #expect(created.memoryJSON == ["id": 1, "title": "first"])
+        #expect(await memorySend(backend, .get, "posts").memoryIDs == [1])
+    }
+
+    @Test(
+        "a seed that is not a db.json document is .decoding naming where",
+        arguments: [
+            ("not json", ""), ("[]", ""), (#"{"posts": [1, 2]"#, ""), (#"{"posts": 3}"#, "posts"),
+            (#"{"posts": [{"id": 1}, "two"]}"#, "posts[1]"), (#"{"name": "x"}"#, "name"),
+        ])
+    func malformed(document: String, codingPath: String) throws {
+        do {
+            _ = try InMemoryBackend(database: Data(document.utf8))
+            Issue.record("expected a failure for \(document)")
+        } catch {
+            guard case .decoding(let failure) = error else {
+                Issue.record("expected .decoding, got \(error)")
+                return
+            }
+            #expect(failure.codingPath == codingPath)
+            #expect(!failure.description.isEmpty)
+        }
+    }
+
+    @Test("a seed that cannot be encoded is .invalidRequest")
+    func unencodable() {
+        do {
+            _ = try InMemoryBackend(seed: ["scores": [Double.nan]])
+            Issue.record("expected a failure")
+        } catch {
+            #expect(memoryKind(error) == "invalidRequest")
+        }
+    }
+
+    @Test("records keep the bytes they were seeded with: a listing is the seed's array, byte for byte")
+    func bytesPreserved() async throws {
+        let backend = try InMemoryBackend(database: JSONPlaceholderData.database())
+        let photos = try #require(await memorySend(backend, .get, "photos").memoryResponse)
+        #expect(photos.body == JSONPlaceholderData.collection("photos"))
+        #expect(photos.headers["Content-Type"] == "application/json; charset=utf-8")
+
+        let pretty = Data("{\n  \"posts\": [\n    { \"title\": \"b\", \"id\": 1 }\n  ]\n}".utf8)
+        let one = try #require(
+            await memorySend(try InMemoryBackend(database: pretty), .get, "posts/1").memoryResponse)
+        #expect(String(decoding: one.body, as: UTF8.self) == #"{ "title": "b", "id": 1 }"#)
+    }
+
+    @Test("JSON escapes, unicode and numbers survive seeding and writing")
+    func jsonFidelity() async throws {
+        let document =
+            #"{"notes": [{"id": 1, "text": "a\"b\\c\n\u00e9\ud83d\ude00", "big": 12345678901234, "pi": 3.25, "neg": -0.5, "e": 1e3, "nested": {"list": [true, false, null]}}]}"#
+        let backend = try InMemoryBackend(database: Data(document.utf8))
+        let stored = try #require(backend.records(in: "notes").first)
+        #expect(stored["text"] == .string("a\"b\\c\né😀"))
+        #expect(stored["big"] == .int(12_345_678_901_234))
+        #expect(stored["pi"] == .double(3.25))
+        #expect(stored["e"] == .double(1000))
+        // A PATCH makes the backend write the record itself; the values read back the same.
+        let patched = await memorySend(backend, .patch, "notes/1", body: #"{"extra": "\u0001"}"#)
+        #expect(patched.memoryJSON?["text"] == .string("a\"b\\c\né😀"))
+        #expect(patched.memoryJSON?["nested"] == ["list": [true, false, .null]])
+        #expect(patched.memoryJSON?["extra"] == .string("\u{01}"))
+        #expect(patched.memoryJSON?["neg"] == .double(-0.5))
+    }
+}

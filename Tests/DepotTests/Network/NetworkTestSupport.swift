@@ -1,0 +1,95 @@
+import Depot
+import Foundation
+
+/// A post as JSONPlaceholder (and the DRF app) serves it.
+struct LivePost: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var userId: Int
+    var title: String
+    var body: String
+}
+
+/// A post without an id, for `create(_ draft:)`.
+struct LiveNewPost: Encodable, Sendable {
+    var userId: Int
+    var title: String
+    var body: String
+}
+
+/// A user, reduced to what the tests read.
+struct LiveUser: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var name: String
+    var email: String
+}
+
+/// The repository a user of Depot would write for `/posts`.
+struct LivePostRepository: CRUDRepository, PagedRepository {
+    typealias Entity = LivePost
+    let backend: any Backend
+    let name = "posts"
+
+    /// `GET /posts?userId=…`.
+    func findAll(byUser userID: Int) -> Future<[LivePost], ServiceError> {
+        findAll(query: ["userId": userID])
+    }
+}
+
+/// The repository a user of Depot would write for `/users`.
+struct LiveUserRepository: Readable {
+    typealias Entity = LiveUser
+    let backend: any Backend
+    let name = "users"
+
+    /// A custom endpoint: `GET /users/:id/posts`.
+    func posts(of userID: Int) -> Future<[LivePost], ServiceError> {
+        request(.get, ["users", String(userID), "posts"])
+    }
+}
+
+extension Result {
+    /// The failure, if any.
+    var networkFailure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension ServiceError {
+    /// The case's name, for table-driven assertions.
+    var networkKind: String {
+        switch self {
+        case .invalidRequest: "invalidRequest"
+        case .cannotConnect: "cannotConnect"
+        case .noConnection: "noConnection"
+        case .timedOut: "timedOut"
+        case .cancelled: "cancelled"
+        case .transport: "transport"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .notFound: "notFound"
+        case .conflict: "conflict"
+        case .clientError: "clientError"
+        case .serviceUnavailable: "serviceUnavailable"
+        case .serverError: "serverError"
+        case .unexpectedStatus: "unexpectedStatus"
+        case .decoding: "decoding"
+        }
+    }
+}
+
+/// Seconds elapsed while `body` runs.
+func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let value = try await body()
+    let elapsed = start.duration(to: clock.now)
+    return (value, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+}
+
+extension BackendResponse {
+    /// The body as a JSON object, for httpbin's echoes.
+    func json() throws -> [String: JSONValue] {
+        try JSONDecoder().decode([String: JSONValue].self, from: body)
+    }
+}

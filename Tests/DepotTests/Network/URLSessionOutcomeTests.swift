@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+@testable import Depot
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite struct URLSessionOutcomeTests {
+    @Test(arguments: [
+        (URLError.Code.cancelled, "cancelled"),
+        (.timedOut, "timedOut"),
+        (.cannotConnectToHost, "cannotConnect"),
+        (.cannotFindHost, "cannotConnect"),
+        (.notConnectedToInternet, "noConnection"),
+        (.dataNotAllowed, "noConnection"),
+        (.networkConnectionLost, "transport"),
+        (.secureConnectionFailed, "transport"),
+        (.badServerResponse, "transport"),
+    ])
+    func mapsURLErrors(code: URLError.Code, kind: String) {
+        let error = ServiceError(transportError: URLError(code))
+        #expect(error.networkKind == kind)
+        if case .transport(let transportCode, _) = error { #expect(transportCode == code.rawValue) }
+    }
+
+    @Test func keepsTheCodeOfOtherErrors() {
+        let error = ServiceError(transportError: NSError(domain: "Other", code: 42))
+        #expect(error.networkKind == "transport")
+        if case .transport(let code, _) = error { #expect(code == 42) }
+    }
+
+    private func response(_ status: Int, headers: [String: String] = [:]) throws -> HTTPURLResponse {
+        let url = try #require(URL(string: "http://h/p"))
+        return try #require(
+            HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers))
+    }
+
+    @Test func classifiesTheStatusAndKeepsTheServerMessage() throws {
+        let body = Data(#"{"message": "no such post"}"#.utf8)
+        let outcome = URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: body,
+            response: try response(404, headers: ["Content-Type": "application/json"]), error: nil,
+            cancelled: false)
+        #expect(outcome.networkFailure?.networkKind == "notFound")
+        #expect(outcome.networkFailure?.message == "no such post")
+        #expect(outcome.networkFailure?.response?.body == body)
+    }
+
+    @Test func deliversASuccessWithItsHeaders() throws {
+        let outcome = URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: Data("[]".utf8),
+            response: try response(
+                200, headers: ["X-Total-Count": "100", "Link": "<http://h/p?_page=2>; rel=\"next\""]),
+            error: nil, cancelled: false)
+        let answer = try outcome.get()
+        #expect(answer.status == 200)
+        #expect(answer.headers["x-total-count"] == "100")
+        #expect(answer.headers["link"] == "<http://h/p?_page=2>; rel=\"next\"")
+        #expect(answer.body == Data("[]".utf8))
+    }
+
+    @Test func reportsCancellationWhateverTheTaskEndedWith() throws {
+        let outcome = URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: Data(), response: try response(200), error: nil,
+            cancelled: true)
+        #expect(outcome.networkFailure == .cancelled)
+    }
+
+    @Test func refusesAnAnswerThatIsNotHTTP() throws {
+        let plain = URLResponse(
+            url: try #require(URL(string: "http://h/p")), mimeType: nil, expectedContentLength: 0,
+            textEncodingName: nil)
+        let outcome = URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: nil, response: plain, error: nil, cancelled: false)
+        #expect(outcome.networkFailure?.networkKind == "transport")
+    }
+
+    @Test func aBadRequestFailsWithoutTouchingTheNetwork() async throws {
+        let backend = URLSessionBackend(baseURL: try #require(URL(string: "http://127.0.0.1:9/")))
+        let result = await backend.send(BackendRequest(path: "p", headers: ["X": "a\nb"])).result
+        #expect(result.networkFailure?.networkKind == "invalidRequest")
+        let foreign = await backend.send(BackendRequest(path: "https://example.com/steal")).result
+        #expect(foreign.networkFailure?.networkKind == "invalidRequest")
+    }
+}

@@ -1,0 +1,156 @@
+"""Model viewsets for users, posts and comments, with json-server's behaviour.
+
+`/posts` (and `/users`, `/comments`) page with headers when `_page` is given and
+answer a bare array otherwise; `/drf/posts` (and the others) page with Django REST
+framework's `{count, next, previous, results}` envelope. Both accept json-server's
+filters. Everything also exists under `/s/<space>/`, a private copy of the data.
+"""
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException, NotFound
+from rest_framework.response import Response
+
+from . import filtering
+from .models import Comment, Post, User
+from .pagination import EnvelopePagination, header_page
+from .seed import WRITE_LOCK, ensure_space
+from .serializers import CommentSerializer, PostSerializer, UserSerializer
+
+UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "A record with this id already exists."
+    default_code = "conflict"
+
+
+class Collection(viewsets.ModelViewSet):
+    """One collection of one space, with json-server's listing and id rules."""
+
+    model = None
+    noun = "record"
+    lookup_url_kwarg = "pk"
+    pagination_class = None
+
+    @property
+    def space(self):
+        return self.kwargs.get("space", "main")
+
+    def dispatch(self, request, *args, **kwargs):
+        ensure_space(kwargs.get("space", "main"))
+        if request.method in UNSAFE:
+            with WRITE_LOCK:
+                return super().dispatch(request, *args, **kwargs)
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return self.model.objects.filter(space=self.space)
+
+    def get_object(self):
+        raw = self.kwargs[self.lookup_url_kwarg]
+        try:
+            number = int(raw)
+        except ValueError:
+            number = None
+        found = self.get_queryset().filter(number=number).first() if number is not None else None
+        if found is None:
+            raise NotFound(f"No {self.noun} with id {raw}.")
+        return found
+
+    def filtered(self, queryset, serializer_class):
+        return filtering.apply(queryset, self.request.query_params, serializer_class)
+
+    def listing(self, queryset, serializer_class):
+        items = list(queryset)
+        params = self.request.query_params
+        if "_page" in params:
+            page, headers = header_page(self.request, items)
+            return Response(serializer_class(page, many=True).data, headers=headers)
+        items = filtering.slice_without_page(items, params)
+        return Response(serializer_class(items, many=True).data)
+
+    def list(self, request, *args, **kwargs):
+        return self.listing(self.filtered(self.get_queryset(), self.serializer_class), self.serializer_class)
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        number = serializer.validated_data.get("number")
+        queryset = self.get_queryset()
+        if number is None:
+            number = max(queryset.values_list("number", flat=True), default=0) + 1
+        elif queryset.filter(number=number).exists():
+            raise Conflict(f"A {self.noun} with id {number} already exists.")
+        serializer.save(space=self.space, number=number)
+        location = self.request.build_absolute_uri(f"{self.request.path}/{number}")
+        return Response(serializer.data, status=status.HTTP_201_CREATED, headers={"Location": location})
+
+    def perform_update(self, serializer):
+        # The id is the URL's, as in json-server: a body cannot move a record.
+        serializer.save(number=serializer.instance.number)
+
+    def destroy(self, request, *args, **kwargs):
+        self.get_object().delete()
+        return Response({}, status=status.HTTP_200_OK)
+
+
+class EnvelopeCollection(Collection):
+    """The same collection, paged with DRF's `PageNumberPagination` envelope."""
+
+    pagination_class = EnvelopePagination
+
+    def list(self, request, *args, **kwargs):
+        queryset = self.filtered(self.get_queryset(), self.serializer_class)
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class PostViewSet(Collection):
+    model = Post
+    noun = "post"
+    serializer_class = PostSerializer
+
+    @action(detail=True, methods=["get"], url_path="comments")
+    def comments(self, request, *args, **kwargs):
+        """`GET /posts/1/comments`: the post's comments (json-server's nested route)."""
+        post = self.get_object()
+        queryset = Comment.objects.filter(space=self.space, post_number=post.number)
+        return self.listing(self.filtered(queryset, CommentSerializer), CommentSerializer)
+
+
+class UserViewSet(Collection):
+    model = User
+    noun = "user"
+    serializer_class = UserSerializer
+
+    @action(detail=True, methods=["get"], url_path="posts")
+    def posts(self, request, *args, **kwargs):
+        """`GET /users/1/posts`: the user's posts (json-server's nested route)."""
+        user = self.get_object()
+        queryset = Post.objects.filter(space=self.space, user_number=user.number)
+        return self.listing(self.filtered(queryset, PostSerializer), PostSerializer)
+
+
+class CommentViewSet(Collection):
+    model = Comment
+    noun = "comment"
+    serializer_class = CommentSerializer
+
+
+class EnvelopePostViewSet(EnvelopeCollection):
+    model = Post
+    noun = "post"
+    serializer_class = PostSerializer
+
+
+class EnvelopeUserViewSet(EnvelopeCollection):
+    model = User
+    noun = "user"
+    serializer_class = UserSerializer
+
+
+class EnvelopeCommentViewSet(EnvelopeCollection):
+    model = Comment
+    noun = "comment"
+    serializer_class = CommentSerializer
