@@ -1,0 +1,118 @@
+import Depot
+import DepotFixtures
+import Foundation
+
+/// A post as JSONPlaceholder serves it.
+struct Post: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var userId: Int
+    var title: String
+    var body: String
+}
+
+/// A post without an id, for `create(_ draft:)`.
+struct NewPost: Encodable, Sendable {
+    var userId: Int
+    var title: String
+    var body: String
+}
+
+/// A user, reduced to what the tests read.
+struct User: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var name: String
+}
+
+struct PostRepository: CRUDRepository, PagedRepository {
+    typealias Entity = Post
+    let backend: any Backend
+    let name = "posts"
+
+    func findAll(byUser userID: Int) -> Future<[Post], ServiceError> {
+        findAll(query: ["userId": userID])
+    }
+}
+
+struct UserRepository: Readable {
+    typealias Entity = User
+    let backend: any Backend
+    let name = "users"
+
+    /// A custom endpoint: `GET /users/:id/posts`.
+    func posts(of userID: Int) -> Future<[Post], ServiceError> {
+        request(.get, ["users", String(userID), "posts"])
+    }
+}
+
+/// An entity keyed by strings, to check that ids stay one path segment.
+struct Note: Codable, Identifiable, Sendable, Equatable {
+    var id: String
+    var text: String
+}
+
+struct NoteRepository: CRUDRepository {
+    typealias Entity = Note
+    let backend: any Backend
+    let name = "notes"
+}
+
+/// A repository whose entity needs a field the data lacks, to provoke `.decoding`.
+struct StrictPost: Codable, Identifiable, Sendable {
+    var id: Int
+    var rating: Double
+}
+
+struct StrictPostRepository: Readable {
+    typealias Entity = StrictPost
+    let backend: any Backend
+    let name = "posts"
+}
+
+/// A draft that cannot be encoded as JSON.
+struct BrokenDraft: Encodable, Sendable {
+    var score = Double.nan
+}
+
+enum Seed {
+    /// A backend with the generated JSONPlaceholder data set (10 users, 100 posts, …).
+    static func placeholder() throws -> InMemoryBackend {
+        try InMemoryBackend(database: JSONPlaceholderData.database())
+    }
+
+    /// The JSON object a request carried.
+    static func json(_ request: BackendRequest?) -> [String: JSONValue]? {
+        guard let body = request?.body else { return nil }
+        return try? JSONDecoder().decode([String: JSONValue].self, from: body)
+    }
+}
+
+extension Result {
+    /// The failure, if any.
+    var repositoryFailure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension ServiceError {
+    /// The case's name, for table-driven assertions.
+    var kind: String {
+        switch self {
+        case .invalidRequest: "invalidRequest"
+        case .cannotConnect: "cannotConnect"
+        case .noConnection: "noConnection"
+        case .timedOut: "timedOut"
+        case .cancelled: "cancelled"
+        case .transport: "transport"
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .notFound: "notFound"
+        case .conflict: "conflict"
+        case .clientError: "clientError"
+        case .serviceUnavailable: "serviceUnavailable"
+        case .serverError: "serverError"
+        case .unexpectedStatus: "unexpectedStatus"
+        case .decoding: "decoding"
+        }
+    }
+}
