@@ -43,7 +43,7 @@ extension PagedRepository {
         let style = pagination.style
         let coding = coding
         let items = query.items + style.query(page: number, size: size)
-        let request = BackendRequest(method: .get, segments: [name], query: items)
+        let request = BackendRequest(method: .get, segments: collectionPath, query: items)
         return backend.send(request).flatMap { response in
             Future(
                 result: Result { () throws(ServiceError) in

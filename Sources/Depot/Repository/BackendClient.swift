@@ -25,6 +25,10 @@ extension BackendClient {
 
     /// Sends a request built from path segments (each percent-encoded) and returns
     /// the raw response, for calls that need headers or no body at all.
+    ///
+    /// An empty segment (an empty id, say) is refused with
+    /// ``ServiceError/invalidRequest(_:)`` rather than sent as `/users/`, which a server
+    /// would read as the whole collection.
     public func send(
         _ method: HTTPMethod,
         _ segments: [String],
@@ -32,6 +36,12 @@ extension BackendClient {
         body: RequestBody = .none,
         headers: HTTPHeaders = [:]
     ) -> Future<BackendResponse, ServiceError> {
+        if let empty = segments.firstIndex(where: \.isEmpty) {
+            return .failure(
+                .invalidRequest(
+                    "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
+                        + "/\(PathSegment.join(segments).prefix(200))"))
+        }
         var request = BackendRequest(method: method, segments: segments, query: query.items, headers: headers)
         do {
             if let (data, contentType) = try body.encoded(with: coding) {

@@ -16,7 +16,7 @@ extension Readable {
 
     /// The entities that match `query`: `GET /name?…`.
     public func findAll(query: Query) -> Future<[Entity], ServiceError> {
-        request(.get, [name], query: query)
+        request(.get, collectionPath, query: query)
     }
 
     /// The entity with `id`: `GET /name/:id`.

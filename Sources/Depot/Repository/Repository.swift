@@ -17,14 +17,24 @@ public protocol Repository: BackendClient {
 
     /// The collection's path segment: `"users"` gives `/users` and `/users/:id`.
     var name: String { get }
+
+    /// The path segments of the collection itself; `[name]` unless the repository is
+    /// nested under a parent (`["users", "1", "posts"]`, see ``Repository/scoped(under:)``).
+    ///
+    /// Every built-in operation addresses the collection through this, so a nested
+    /// repository lists, pages, creates and reads under its parent.
+    var collectionPath: [String] { get }
 }
 
 extension Repository {
-    /// The path segments of the entity with `id`: `[name, "\(id)"]`.
+    /// `[name]`: the collection at the backend's root.
+    public var collectionPath: [String] { [name] }
+
+    /// The path segments of the entity with `id`: ``collectionPath`` + `"\(id)"`.
     ///
     /// Ids are rendered with `String(describing:)`: `42`, `"abc"`, a UUID's string.
     public func segments(for id: Entity.ID) -> [String] {
-        [name, String(describing: id)]
+        collectionPath + [String(describing: id)]
     }
 }
 

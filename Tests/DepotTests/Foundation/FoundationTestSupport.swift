@@ -70,7 +70,7 @@ final class FutureProbe<Value: Sendable, Failure: Error>: Sendable {
 
     /// Waits (bounded) until `count` runs have started in all; `true` when they have.
     /// Only one waiter at a time.
-    func waitForStarts(_ count: Int = 1, within seconds: Double = 5) async -> Bool {
+    func waitForStarts(_ count: Int = 1, within seconds: Double = hangBound) async -> Bool {
         if startCount >= count { return true }
         let starts = starts
         let reached = await awaitBounded(within: seconds) {
@@ -113,10 +113,15 @@ private final class ResumeOnce<T: Sendable>: Sendable {
     }
 }
 
+/// How long a test waits for something that should happen promptly before it calls it a
+/// hang. Generous on purpose: under the thread sanitizer on a 2-core CI machine a prompt
+/// answer can take several seconds, and a hang fails the test either way.
+let hangBound: Double = 30
+
 /// The first value `register` delivers to the callback it is given, or `nil` when
 /// none arrives within `seconds`.
 func firstDelivery<T: Sendable>(
-    within seconds: Double = 5, _ register: (@escaping @Sendable (T) -> Void) -> Void
+    within seconds: Double = hangBound, _ register: (@escaping @Sendable (T) -> Void) -> Void
 ) async -> T? {
     await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
         let once = ResumeOnce(continuation)
@@ -127,7 +132,7 @@ func firstDelivery<T: Sendable>(
 
 /// The outcome of starting `future`, or `nil` when it does not complete within `seconds`.
 func firstOutcome<Value, Failure>(
-    of future: Future<Value, Failure>, within seconds: Double = 5
+    of future: Future<Value, Failure>, within seconds: Double = hangBound
 ) async -> Result<Value, Failure>? {
     await firstDelivery(within: seconds) { deliver in future.start(deliver) }
 }
@@ -135,7 +140,7 @@ func firstOutcome<Value, Failure>(
 /// What `body` returns, or `nil` when it takes longer than `seconds` (the body then
 /// keeps running, detached, so that a hang fails the test instead of blocking it).
 func awaitBounded<T: Sendable>(
-    within seconds: Double = 5, _ body: @escaping @Sendable () async -> T
+    within seconds: Double = hangBound, _ body: @escaping @Sendable () async -> T
 ) async -> T? {
     await firstDelivery(within: seconds) { deliver in
         Task { deliver(await body()) }
@@ -150,41 +155,7 @@ func immediateOutcomes<Value, Failure>(of future: Future<Value, Failure>) -> [Re
     return recorder.all
 }
 
-extension Result {
-    /// The value, if any.
-    var foundationValue: Success? {
-        try? get()
-    }
-
-    /// The failure, if any.
-    var foundationFailure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
 extension ServiceError {
-    /// The case's name, for table-driven assertions.
-    var caseName: String {
-        switch self {
-        case .invalidRequest: "invalidRequest"
-        case .cannotConnect: "cannotConnect"
-        case .noConnection: "noConnection"
-        case .timedOut: "timedOut"
-        case .cancelled: "cancelled"
-        case .transport: "transport"
-        case .unauthorized: "unauthorized"
-        case .forbidden: "forbidden"
-        case .notFound: "notFound"
-        case .conflict: "conflict"
-        case .clientError: "clientError"
-        case .serviceUnavailable: "serviceUnavailable"
-        case .serverError: "serverError"
-        case .unexpectedStatus: "unexpectedStatus"
-        case .decoding: "decoding"
-        }
-    }
-
     /// The decoding failure, for `.decoding`.
     var decodingDetails: DecodingFailure? {
         if case .decoding(let failure) = self { return failure }

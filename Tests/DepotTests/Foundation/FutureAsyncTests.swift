@@ -113,7 +113,7 @@ struct FutureAsyncTests {
             return 1
         }
         let recorder = ThreadSafeList<Result<Int, ProbeError>>()
-        let finished = await firstDelivery(within: 10) { (done: @escaping @Sendable (Bool) -> Void) in
+        let finished = await firstDelivery { (done: @escaping @Sendable (Bool) -> Void) in
             let work = future.start { result in
                 recorder.record(result)
                 done(true)

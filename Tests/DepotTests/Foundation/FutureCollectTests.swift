@@ -9,7 +9,7 @@ struct FutureCollectTests {
         let zipped = Future<(Int, String), ProbeError>.zip(.success(1), .success("one"))
         let outcomes = immediateOutcomes(of: zipped)
         #expect(outcomes.count == 1)
-        let pair = try #require(outcomes.first?.foundationValue)
+        let pair = try #require(outcomes.first?.value)
         #expect(pair.0 == 1)
         #expect(pair.1 == "one")
     }
@@ -25,7 +25,7 @@ struct FutureCollectTests {
         #expect(recorder.all.isEmpty)
         first.complete(.success(1))
         #expect(recorder.all.count == 1)
-        let pair = try #require(recorder.all.first?.foundationValue)
+        let pair = try #require(recorder.all.first?.value)
         #expect(pair.0 == 1)
         #expect(pair.1 == "b")
     }
@@ -35,7 +35,7 @@ struct FutureCollectTests {
         let second = FutureProbe<Int, ProbeError>()
         let recorder = ThreadSafeList<ProbeError?>()
         Future<(Int, Int), ProbeError>.zip(first.future, second.future).start {
-            recorder.record($0.foundationFailure)
+            recorder.record($0.failure)
         }
         second.complete(.failure(.boom))
         #expect(first.isCancelled())
@@ -89,7 +89,7 @@ struct FutureCollectTests {
 
         let second = FutureProbe<Int, ProbeError>()
         let zipped = Future<(Int, Int), ProbeError>.zip(.failure(.boom), second.future)
-        #expect(immediateOutcomes(of: zipped).map { $0.foundationFailure } == [.boom])
+        #expect(immediateOutcomes(of: zipped).map { $0.failure } == [.boom])
         #expect(second.startCount == 0)
     }
 
@@ -124,7 +124,7 @@ struct FutureCollectTests {
                 return NotCancellable()
             }
         }
-        let result = await firstOutcome(of: Future<[Int], ProbeError>.all(futures), within: 30)
+        let result = await firstOutcome(of: Future<[Int], ProbeError>.all(futures), within: hangBound)
         #expect(result == .success(Array(0..<count)))
     }
 }

@@ -196,11 +196,3 @@ struct FollowTests {
         #expect(stub.requests.isEmpty)
     }
 }
-
-extension Result {
-    /// The failure, or `nil` for a success.
-    fileprivate var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}

@@ -131,11 +131,3 @@ struct MovieRentalFlowTests {
         #expect(missing.failure == .invalidRequest("the \"add\" link needs a value for {movieId}"))
     }
 }
-
-extension Result {
-    /// The failure, or `nil` for a success.
-    fileprivate var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}

@@ -47,7 +47,7 @@ final class OneShotGate: Sendable {
 }
 
 /// The oldest request `backend` received that no earlier call took, waiting `seconds` at most.
-func nextRequest(to backend: ScriptedBackend, within seconds: Double = 5) async -> BackendRequest? {
+func nextRequest(to backend: ScriptedBackend, within seconds: Double = hangBound) async -> BackendRequest? {
     let request = await boundedWait(seconds) {
         var iterator = backend.received.makeAsyncIterator()
         return await iterator.next()
@@ -86,7 +86,7 @@ final class StartedFuture<Value: Sendable>: Sendable {
     }
 
     /// The outcome, waiting `seconds` at most for it; `nil` if it has not come.
-    func result(within seconds: Double = 5) async -> Result<Value, ServiceError>? {
+    func result(within seconds: Double = hangBound) async -> Result<Value, ServiceError>? {
         await done.wait(seconds: seconds)
         return outcome.withLock { $0 }
     }

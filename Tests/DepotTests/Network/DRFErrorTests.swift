@@ -10,26 +10,26 @@ import Testing
         let items = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
         let result = await backend.send(BackendRequest(segments: ["errors", String(status)], query: items))
             .result
-        return try #require(result.networkFailure)
+        return try #require(result.failure)
     }
 
     @Test(arguments: ["detail", "message", "error", "problem", "text"])
     func keepsTheServerMessage(style: String) async throws {
         let error = try await send(409, ["style": style])
-        #expect(error.networkKind == "conflict")
+        #expect(error.caseName == "conflict")
         #expect(error.message == "Conflict: asked for 409")
         #expect(error.localizedDescription.contains("Conflict: asked for 409"))
     }
 
     @Test func anEmptyBodyHasNoMessage() async throws {
         let error = try await send(500, ["style": "empty"])
-        #expect(error.networkKind == "serverError")
+        #expect(error.caseName == "serverError")
         #expect(error.message == nil)
     }
 
     @Test func a422KeepsItsValidationErrors() async throws {
         let error = try await send(422, ["style": "validation"])
-        #expect(error.networkKind == "clientError")
+        #expect(error.caseName == "clientError")
         #expect(error.statusCode == 422)
         let fields = try JSONDecoder().decode(
             [String: [String]].self, from: try #require(error.response?.body))

@@ -43,7 +43,7 @@ import Testing
             query: [URLQueryItem(name: "key", value: key), URLQueryItem(name: "fail", value: "1")],
             body: Data("{}".utf8))
         let result = await backend.send(request).result
-        guard case .serviceUnavailable(_, let retryAfter) = result.networkFailure else {
+        guard case .serviceUnavailable(_, let retryAfter) = result.failure else {
             Issue.record("expected .serviceUnavailable, got \(result)")
             return
         }

@@ -27,9 +27,9 @@ import Testing
 
     @Test func aMissingPostIsNotFound() async throws {
         let result = try await posts().findByID(9999).result
-        #expect(result.networkFailure?.networkKind == "notFound")
-        #expect(result.networkFailure?.statusCode == 404)
-        #expect(result.networkFailure?.message == "No post with id 9999.")
+        #expect(result.failure?.caseName == "notFound")
+        #expect(result.failure?.statusCode == 404)
+        #expect(result.failure?.message == "No post with id 9999.")
     }
 
     @Test func filtersByUser() async throws {
@@ -96,8 +96,8 @@ import Testing
         #expect(patched.body == "Patched.")
 
         try await posts.delete(patched).value
-        #expect(await posts.findByID(101).result.networkFailure?.networkKind == "notFound")
-        #expect(await posts.delete(id: 101).result.networkFailure?.networkKind == "notFound")
+        #expect(await posts.findByID(101).result.failure?.caseName == "notFound")
+        #expect(await posts.delete(id: 101).result.failure?.caseName == "notFound")
         #expect(try await posts.findAll().value.count == 100)
     }
 
@@ -106,15 +106,15 @@ import Testing
         let post = LivePost(id: 500, userId: 1, title: "Chosen id", body: "…")
         #expect(try await posts.create(post).value == post)
         let duplicate = await posts.create(post).result
-        #expect(duplicate.networkFailure?.networkKind == "conflict")
-        #expect(duplicate.networkFailure?.message == "A post with id 500 already exists.")
+        #expect(duplicate.failure?.caseName == "conflict")
+        #expect(duplicate.failure?.message == "A post with id 500 already exists.")
     }
 
     @Test func anInvalidPostIsAClientErrorWithTheFieldErrors() async throws {
         let posts = try posts(LiveServer.drfSpace())
         let result = await posts.create(["title": "No user, no body"]).result
-        let error = try #require(result.networkFailure)
-        #expect(error.networkKind == "clientError")
+        let error = try #require(result.failure)
+        #expect(error.caseName == "clientError")
         #expect(error.statusCode == 400)
         let fields = try JSONDecoder().decode(
             [String: [String]].self, from: try #require(error.response?.body))

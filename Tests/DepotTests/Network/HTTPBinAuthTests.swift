@@ -19,7 +19,7 @@ import Testing
     @Test func aMissingBearerTokenIsUnauthorizedWithItsChallenge() async throws {
         let backend = URLSessionBackend(baseURL: try httpbin())
         let result = await backend.send(BackendRequest(path: "bearer")).result
-        guard case .unauthorized(_, let challenges) = result.networkFailure else {
+        guard case .unauthorized(_, let challenges) = result.failure else {
             Issue.record("expected .unauthorized, got \(result)")
             return
         }
@@ -44,7 +44,7 @@ import Testing
         let request = BackendRequest(
             segments: ["basic-auth", "ada", "right"], headers: ["Authorization": "Basic \(credentials)"])
         let result = await backend.send(request).result
-        guard case .unauthorized(_, let challenges) = result.networkFailure else {
+        guard case .unauthorized(_, let challenges) = result.failure else {
             Issue.record("expected .unauthorized, got \(result)")
             return
         }

@@ -72,8 +72,8 @@ import Testing
         let result = await backend.send(request).result
         if TaskDelegate.dropsBodyOnRedirect {
             // FoundationNetworking would resend the PUT without its body: not followed.
-            #expect(result.networkFailure?.networkKind == "unexpectedStatus")
-            #expect(result.networkFailure?.statusCode == 307)
+            #expect(result.failure?.caseName == "unexpectedStatus")
+            #expect(result.failure?.statusCode == 307)
         } else {
             let json = try result.get().json()
             #expect(json["method"] == .string("PUT"))

@@ -15,8 +15,8 @@ import Testing
     ])
     func classifiesTheStatus(status: Int, kind: String) async throws {
         let result = try await backend().send(BackendRequest(segments: ["status", String(status)])).result
-        let error = try #require(result.networkFailure)
-        #expect(error.networkKind == kind)
+        let error = try #require(result.failure)
+        #expect(error.caseName == kind)
         #expect(error.statusCode == status)
     }
 
@@ -28,7 +28,7 @@ import Testing
 
     @Test func keepsTheChallengeOfA401() async throws {
         let result = try await backend().send(BackendRequest(path: "status/401")).result
-        guard case .unauthorized(let response, let challenges) = result.networkFailure else {
+        guard case .unauthorized(let response, let challenges) = result.failure else {
             Issue.record("expected .unauthorized, got \(result)")
             return
         }
@@ -38,8 +38,8 @@ import Testing
 
     @Test func a418IsAClientErrorWithItsStatus() async throws {
         let result = try await backend().send(BackendRequest(path: "status/418")).result
-        #expect(result.networkFailure?.statusCode == 418)
-        #expect(result.networkFailure?.response?.body.isEmpty == false)
+        #expect(result.failure?.statusCode == 418)
+        #expect(result.failure?.response?.body.isEmpty == false)
     }
 
     @Test func aHeadRequestHasNoBody() async throws {

@@ -8,7 +8,7 @@ import Testing
     @Test func aDelayLongerThanTheTimeoutTimesOut() async throws {
         let backend = URLSessionBackend(baseURL: try #require(LiveServer.httpbin), timeout: 1)
         let (result, elapsed) = await measure { await backend.send(BackendRequest(path: "delay/5")).result }
-        #expect(result.networkFailure == .timedOut)
+        #expect(result.failure == .timedOut)
         #expect(elapsed < 2, "timed out after \(elapsed) s; the timeout was 1 s")
     }
 
@@ -34,7 +34,7 @@ import Testing
                 work.cancel()
             }
         }
-        #expect(result.networkFailure == .cancelled)
+        #expect(result.failure == .cancelled)
         #expect(sinceCancel < .seconds(1), "completed \(sinceCancel) after cancel()")
     }
 
@@ -46,14 +46,14 @@ import Testing
             task.cancel()
             return await task.value
         }
-        #expect(result.networkFailure == .cancelled)
+        #expect(result.failure == .cancelled)
         #expect(elapsed < 1, "completed \(elapsed) s after cancel()")
     }
 
     @Test func aClosedPortCannotConnect() async throws {
         let backend = URLSessionBackend(baseURL: try #require(LiveServer.closed), timeout: 5)
         let (result, elapsed) = await measure { await backend.send(BackendRequest(path: "posts")).result }
-        #expect(result.networkFailure == .cannotConnect)
+        #expect(result.failure == .cannotConnect)
         #expect(elapsed < 5)
     }
 

@@ -47,37 +47,6 @@ struct LiveUserRepository: Readable {
     }
 }
 
-extension Result {
-    /// The failure, if any.
-    var networkFailure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
-extension ServiceError {
-    /// The case's name, for table-driven assertions.
-    var networkKind: String {
-        switch self {
-        case .invalidRequest: "invalidRequest"
-        case .cannotConnect: "cannotConnect"
-        case .noConnection: "noConnection"
-        case .timedOut: "timedOut"
-        case .cancelled: "cancelled"
-        case .transport: "transport"
-        case .unauthorized: "unauthorized"
-        case .forbidden: "forbidden"
-        case .notFound: "notFound"
-        case .conflict: "conflict"
-        case .clientError: "clientError"
-        case .serviceUnavailable: "serviceUnavailable"
-        case .serverError: "serverError"
-        case .unexpectedStatus: "unexpectedStatus"
-        case .decoding: "decoding"
-        }
-    }
-}
-
 /// Seconds elapsed while `body` runs.
 func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
     let clock = ContinuousClock()

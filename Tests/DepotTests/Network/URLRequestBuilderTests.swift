@@ -68,7 +68,7 @@ import Testing
     func refusesAbsoluteURLsOfAnotherOrigin(path: String) throws {
         let builder = try builder("http://h/api")
         let outcome = Result { () throws(ServiceError) in try builder.url(for: BackendRequest(path: path)) }
-        #expect(outcome.networkFailure?.networkKind == "invalidRequest")
+        #expect(outcome.failure?.caseName == "invalidRequest")
     }
 
     @Test(arguments: ["ftp://h/", "file:///tmp/", "mailto:someone@example.com", "/relative/only"])
@@ -77,7 +77,7 @@ import Testing
         let outcome = Result { () throws(ServiceError) in
             try builder.urlRequest(for: BackendRequest(path: "posts"))
         }
-        #expect(outcome.networkFailure?.networkKind == "invalidRequest")
+        #expect(outcome.failure?.caseName == "invalidRequest")
     }
 
     @Test func sendsJSONByDefaultAndLetsTheRequestWin() throws {
@@ -123,7 +123,7 @@ import Testing
         let outcome = Result { () throws(ServiceError) in
             try builder.urlRequest(for: BackendRequest(path: "p", headers: headers))
         }
-        #expect(outcome.networkFailure?.networkKind == "invalidRequest")
+        #expect(outcome.failure?.caseName == "invalidRequest")
     }
 
     @Test func refusesUnsafeDefaultHeadersToo() throws {
@@ -131,7 +131,7 @@ import Testing
         let outcome = Result { () throws(ServiceError) in
             try builder.urlRequest(for: BackendRequest(path: "p"))
         }
-        #expect(outcome.networkFailure?.networkKind == "invalidRequest")
+        #expect(outcome.failure?.caseName == "invalidRequest")
     }
 
     @Test(arguments: [HTTPMethod.get, .head])
@@ -139,7 +139,7 @@ import Testing
         let request = BackendRequest(method: method, path: "p", body: Data("x".utf8))
         let builder = try builder("http://h")
         let outcome = Result { () throws(ServiceError) in try builder.urlRequest(for: request) }
-        #expect(outcome.networkFailure?.networkKind == "invalidRequest")
+        #expect(outcome.failure?.caseName == "invalidRequest")
     }
 
     @Test func appliesTheTimeout() throws {

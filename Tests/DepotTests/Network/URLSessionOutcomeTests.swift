@@ -21,13 +21,13 @@ import Testing
     ])
     func mapsURLErrors(code: URLError.Code, kind: String) {
         let error = ServiceError(transportError: URLError(code))
-        #expect(error.networkKind == kind)
+        #expect(error.caseName == kind)
         if case .transport(let transportCode, _) = error { #expect(transportCode == code.rawValue) }
     }
 
     @Test func keepsTheCodeOfOtherErrors() {
         let error = ServiceError(transportError: NSError(domain: "Other", code: 42))
-        #expect(error.networkKind == "transport")
+        #expect(error.caseName == "transport")
         if case .transport(let code, _) = error { #expect(code == 42) }
     }
 
@@ -43,9 +43,9 @@ import Testing
             of: BackendRequest(path: "p"), data: body,
             response: try response(404, headers: ["Content-Type": "application/json"]), error: nil,
             cancelled: false)
-        #expect(outcome.networkFailure?.networkKind == "notFound")
-        #expect(outcome.networkFailure?.message == "no such post")
-        #expect(outcome.networkFailure?.response?.body == body)
+        #expect(outcome.failure?.caseName == "notFound")
+        #expect(outcome.failure?.message == "no such post")
+        #expect(outcome.failure?.response?.body == body)
     }
 
     @Test func deliversASuccessWithItsHeaders() throws {
@@ -65,7 +65,7 @@ import Testing
         let outcome = URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: Data(), response: try response(200), error: nil,
             cancelled: true)
-        #expect(outcome.networkFailure == .cancelled)
+        #expect(outcome.failure == .cancelled)
     }
 
     @Test func refusesAnAnswerThatIsNotHTTP() throws {
@@ -74,14 +74,14 @@ import Testing
             textEncodingName: nil)
         let outcome = URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: nil, response: plain, error: nil, cancelled: false)
-        #expect(outcome.networkFailure?.networkKind == "transport")
+        #expect(outcome.failure?.caseName == "transport")
     }
 
     @Test func aBadRequestFailsWithoutTouchingTheNetwork() async throws {
         let backend = URLSessionBackend(baseURL: try #require(URL(string: "http://127.0.0.1:9/")))
         let result = await backend.send(BackendRequest(path: "p", headers: ["X": "a\nb"])).result
-        #expect(result.networkFailure?.networkKind == "invalidRequest")
+        #expect(result.failure?.caseName == "invalidRequest")
         let foreign = await backend.send(BackendRequest(path: "https://example.com/steal")).result
-        #expect(foreign.networkFailure?.networkKind == "invalidRequest")
+        #expect(foreign.failure?.caseName == "invalidRequest")
     }
 }

@@ -37,8 +37,8 @@ struct CreatableTests {
         let posts = PostRepository(backend: backend)
         let original = try await posts.findByID(1).value
         let error = await posts.create(Post(id: 1, userId: 9, title: "Dup", body: "")).result
-            .repositoryFailure
-        #expect(error?.kind == "conflict")
+            .failure
+        #expect(error?.caseName == "conflict")
         #expect(error?.statusCode == 409)
         #expect(try await posts.findByID(1).value == original)
     }
@@ -46,8 +46,8 @@ struct CreatableTests {
     @Test("a draft that cannot be encoded is .invalidRequest and sends nothing")
     func unencodableDraft() async throws {
         let backend = try Seed.placeholder()
-        let error = await PostRepository(backend: backend).create(BrokenDraft()).result.repositoryFailure
-        #expect(error?.kind == "invalidRequest")
+        let error = await PostRepository(backend: backend).create(BrokenDraft()).result.failure
+        #expect(error?.caseName == "invalidRequest")
         #expect(backend.requests.isEmpty)
     }
 
@@ -56,8 +56,8 @@ struct CreatableTests {
         let backend = try Seed.placeholder()
         backend.failNext(1, status: 500)
         let posts = PostRepository(backend: backend)
-        let error = await posts.create(NewPost(userId: 1, title: "Lost", body: "")).result.repositoryFailure
-        #expect(error?.kind == "serverError")
+        let error = await posts.create(NewPost(userId: 1, title: "Lost", body: "")).result.failure
+        #expect(error?.caseName == "serverError")
         #expect(try await posts.findAll().value.count == 100)
     }
 

@@ -63,7 +63,7 @@ struct CustomEndpointTests {
         }
         let posts = EnvelopedPostRepository(backend: backend)
         #expect(try await posts.findAll().value.map(\.id) == [1])
-        let error = await posts.findByID(1).result.repositoryFailure
+        let error = await posts.findByID(1).result.failure
         guard case .decoding(let failure) = error else {
             Issue.record("expected .decoding, got \(String(describing: error))")
             return

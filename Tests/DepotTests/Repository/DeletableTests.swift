@@ -15,8 +15,8 @@ struct DeletableTests {
         #expect(request.path == "posts/5")
         #expect(request.body == nil)
 
-        #expect(await posts.findByID(5).result.repositoryFailure?.kind == "notFound")
-        #expect(await posts.delete(id: 5).result.repositoryFailure?.kind == "notFound")
+        #expect(await posts.findByID(5).result.failure?.caseName == "notFound")
+        #expect(await posts.delete(id: 5).result.failure?.caseName == "notFound")
         #expect(try await posts.findAll().value.count == 99)
     }
 
@@ -27,7 +27,7 @@ struct DeletableTests {
         let post = try await posts.findByID(7).value
         try await posts.delete(post).value
         #expect(backend.requests.last?.path == "posts/7")
-        #expect(await posts.findByID(7).result.repositoryFailure?.kind == "notFound")
+        #expect(await posts.findByID(7).result.failure?.caseName == "notFound")
     }
 
     @Test("a failed delete keeps the entity")
@@ -35,7 +35,7 @@ struct DeletableTests {
         let backend = try Seed.placeholder()
         backend.failNext(1, status: 503, headers: ["Retry-After": "3"])
         let posts = PostRepository(backend: backend)
-        let error = await posts.delete(id: 8).result.repositoryFailure
+        let error = await posts.delete(id: 8).result.failure
         guard case .serviceUnavailable(_, let retryAfter) = error else {
             Issue.record("expected .serviceUnavailable, got \(String(describing: error))")
             return

@@ -59,8 +59,8 @@ struct PagedRepositoryTests {
     func invalidPage(number: Int, size: Int) async throws {
         let backend = try Seed.placeholder()
         let error = await PostRepository(backend: backend).findPage(number, size: size).result
-            .repositoryFailure
-        #expect(error?.kind == "invalidRequest")
+            .failure
+        #expect(error?.caseName == "invalidRequest")
         #expect(backend.requests.isEmpty)
     }
 
@@ -70,7 +70,7 @@ struct PagedRepositoryTests {
         backend.route(.get, "posts") { _ in
             BackendResponse(status: 200, headers: ["X-Total-Count": "lots"], body: Data("[]".utf8))
         }
-        let error = await PostRepository(backend: backend).findPage(1, size: 10).result.repositoryFailure
+        let error = await PostRepository(backend: backend).findPage(1, size: 10).result.failure
         guard case .decoding(let failure) = error else {
             Issue.record("expected .decoding, got \(String(describing: error))")
             return

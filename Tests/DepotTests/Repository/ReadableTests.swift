@@ -49,10 +49,26 @@ struct ReadableTests {
         #expect(backend.requests.last?.method == .get)
     }
 
+    @Test("an empty id is .invalidRequest and nothing is sent, for every per-id call")
+    func emptyIDIsRefused() async throws {
+        let backend = try InMemoryBackend(seed: ["notes": [Note(id: "a", text: "kept")]])
+        let notes = NoteRepository(backend: backend)
+        let failures = [
+            await notes.findByID("").result.failure,
+            await notes.update(Note(id: "", text: "x")).result.failure,
+            await notes.delete(id: "").result.failure,
+        ]
+        for failure in failures {
+            #expect(failure?.caseName == "invalidRequest", "\(String(describing: failure))")
+        }
+        #expect(backend.requests.isEmpty)
+        #expect(try await notes.findAll().value == [Note(id: "a", text: "kept")])
+    }
+
     @Test("findByID of a missing id is .notFound")
     func findByIDMissing() async throws {
         let backend = try Seed.placeholder()
-        let error = await PostRepository(backend: backend).findByID(9999).result.repositoryFailure
+        let error = await PostRepository(backend: backend).findByID(9999).result.failure
         guard case .notFound(let response) = error else {
             Issue.record("expected .notFound, got \(String(describing: error))")
             return
@@ -79,7 +95,7 @@ struct ReadableTests {
     @Test("a 2xx body that is not the entity is .decoding with the coding path")
     func decodingFailure() async throws {
         let backend = try Seed.placeholder()
-        let error = await StrictPostRepository(backend: backend).findAll().result.repositoryFailure
+        let error = await StrictPostRepository(backend: backend).findAll().result.failure
         guard case .decoding(let failure) = error else {
             Issue.record("expected .decoding, got \(String(describing: error))")
             return
@@ -96,9 +112,9 @@ struct ReadableTests {
     func serverFailures(status: Int, expected: String) async throws {
         let backend = try Seed.placeholder()
         backend.failNext(1, status: status)
-        let error = await PostRepository(backend: backend).findAll().result.repositoryFailure
+        let error = await PostRepository(backend: backend).findAll().result.failure
         #expect(error?.statusCode == status)
-        #expect(error?.kind == expected)
+        #expect(error?.caseName == expected)
         // The fault is spent: the next call succeeds.
         #expect(try await PostRepository(backend: backend).findAll().value.count == 100)
     }
@@ -112,7 +128,7 @@ struct ReadableTests {
         task.cancel()
         let started = ContinuousClock.now
         let result = await task.value
-        #expect(result.repositoryFailure == .cancelled)
+        #expect(result.failure == .cancelled)
         #expect(ContinuousClock.now - started < .seconds(2))
     }
 }

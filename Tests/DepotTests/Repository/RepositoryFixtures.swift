@@ -85,34 +85,3 @@ enum Seed {
         return try? JSONDecoder().decode([String: JSONValue].self, from: body)
     }
 }
-
-extension Result {
-    /// The failure, if any.
-    var repositoryFailure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
-extension ServiceError {
-    /// The case's name, for table-driven assertions.
-    var kind: String {
-        switch self {
-        case .invalidRequest: "invalidRequest"
-        case .cannotConnect: "cannotConnect"
-        case .noConnection: "noConnection"
-        case .timedOut: "timedOut"
-        case .cancelled: "cancelled"
-        case .transport: "transport"
-        case .unauthorized: "unauthorized"
-        case .forbidden: "forbidden"
-        case .notFound: "notFound"
-        case .conflict: "conflict"
-        case .clientError: "clientError"
-        case .serviceUnavailable: "serviceUnavailable"
-        case .serverError: "serverError"
-        case .unexpectedStatus: "unexpectedStatus"
-        case .decoding: "decoding"
-        }
-    }
-}

@@ -25,8 +25,8 @@ struct UpdatableTests {
         let backend = try Seed.placeholder()
         let posts = PostRepository(backend: backend)
         let error = await posts.update(Post(id: 9999, userId: 1, title: "", body: "")).result
-            .repositoryFailure
-        #expect(error?.kind == "notFound")
+            .failure
+        #expect(error?.caseName == "notFound")
         #expect(try await posts.findAll().value.count == 100)
     }
 
@@ -49,8 +49,8 @@ struct UpdatableTests {
     func patchMissing() async throws {
         let backend = try Seed.placeholder()
         let error = await PostRepository(backend: backend).patch(9999, with: ["title": "x"]).result
-            .repositoryFailure
-        #expect(error?.kind == "notFound")
+            .failure
+        #expect(error?.caseName == "notFound")
     }
 
     @Test("a patch answer that is not the entity is .decoding")
@@ -60,7 +60,7 @@ struct UpdatableTests {
             BackendResponse(status: 200, body: Data(#"{"id": 1, "userId": 1, "title": 7, "body": ""}"#.utf8))
         }
         let error = await PostRepository(backend: backend).patch(1, with: ["title": "x"]).result
-            .repositoryFailure
+            .failure
         guard case .decoding(let failure) = error else {
             Issue.record("expected .decoding, got \(String(describing: error))")
             return
