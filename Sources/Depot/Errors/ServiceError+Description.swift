@@ -18,6 +18,11 @@ extension ServiceError: LocalizedError {
         case .forbidden: return "Forbidden (403)\(detail)"
         case .notFound(let response): return "Not found (\(response.status))\(detail)"
         case .conflict: return "Conflict (409)\(detail)"
+        case .clientError(let response) where response.status == 412:
+            return "Precondition failed (412): the resource changed since it was read\(detail)"
+        case .clientError(let response) where response.status == 428:
+            return "Precondition required (428): the server accepts this change only as a "
+                + "conditional request (If-Match)\(detail)"
         case .clientError(let response):
             return "The server rejected the request (\(response.status))\(detail)"
         case .serviceUnavailable(let response, let retryAfter):

@@ -45,3 +45,15 @@ extension Middleware where Self == LoggingMiddleware {
         LoggingMiddleware(redactingHeaders: headers, redactingQueryItems: queryItems, log: log)
     }
 }
+
+extension Middleware where Self == CacheMiddleware {
+    /// Revalidates `GET`s with stored `ETag` / `Last-Modified` validators and answers a
+    /// `304` from the stored body, keeping at most `maxEntries` responses and `maxBytes`
+    /// bytes; see ``CacheMiddleware``. Keep the instance to call
+    /// ``CacheMiddleware/removeAll()`` later.
+    public static func cache(
+        maxEntries: Int = 256, maxBytes: Int = 8 << 20, conditionalWrites: Bool = false
+    ) -> CacheMiddleware {
+        CacheMiddleware(maxEntries: maxEntries, maxBytes: maxBytes, conditionalWrites: conditionalWrites)
+    }
+}

@@ -31,6 +31,9 @@ import Foundation
 ///   `GET`/`PUT`/`PATCH`/`DELETE /users/1/posts/5` (the post), singular objects
 ///   (`GET`/`PUT`/`PATCH`/`POST /profile`), and `GET /db` (everything).
 /// - `HEAD` answers like `GET` without a body; `OPTIONS` answers 204 with `Allow`.
+/// - A successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
+///   `If-None-Match` matches it is answered `304` without a body, as Express does for
+///   json-server (so ``CacheMiddleware`` works in process too).
 /// - `POST` to an unknown collection creates it; any other request for an unknown
 ///   name is 404.
 ///
@@ -186,7 +189,7 @@ public final class InMemoryBackend: Backend, Sendable {
             let body = ParsedBody(request.body)
             switch store.receive(request, body: body) {
             case .answered(let result):
-                completion(result)
+                completion(ConditionalGET.apply(to: result, for: request))
                 return NotCancellable()
             case .delayed(let delay):
                 let latch = CompletionLatch()
@@ -195,7 +198,9 @@ public final class InMemoryBackend: Backend, Sendable {
                     if latch.claim() { completion(.failure(.cancelled)) }
                 }
                 DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
-                    if latch.claim() { completion(store.answer(request, body: body)) }
+                    if latch.claim() {
+                        completion(ConditionalGET.apply(to: store.answer(request, body: body), for: request))
+                    }
                 }
                 return token
             }

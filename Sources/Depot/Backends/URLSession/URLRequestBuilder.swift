@@ -38,6 +38,10 @@ struct URLRequestBuilder: Sendable {
             urlRequest.setValue(fields.values(for: name).joined(separator: ", "), forHTTPHeaderField: name)
         }
         if !body.isEmpty { urlRequest.httpBody = body }
+        // A request with validators (from CacheMiddleware, say) must reach the server and
+        // get its 304 back: the URL loading system's own cache would otherwise answer it,
+        // or revalidate it itself and hand over its stored copy as a 200.
+        if request.isConditional { urlRequest.cachePolicy = .reloadIgnoringLocalCacheData }
         if let timeout { urlRequest.timeoutInterval = Self.platformTimeout(timeout) }
         return urlRequest
     }

@@ -35,6 +35,11 @@ import Foundation
 /// ``ServiceError/noConnection``, a timeout is ``ServiceError/timedOut``, and anything
 /// else is ``ServiceError/transport(code:description:)`` with the `URLError` code.
 ///
+/// **Caching.** A request that carries validators (`If-None-Match`,
+/// `If-Modified-Since`) is sent with `.reloadIgnoringLocalCacheData`, so the session's
+/// `URLCache` can neither answer it nor turn the server's `304` into a `200` of its own;
+/// revalidation is ``CacheMiddleware``'s job.
+///
 /// **Cancellation.** Cancelling the ``Cancellable`` that `start` returned, or the `Task`
 /// awaiting ``Future/value``, cancels the `URLSessionTask`; the outcome is
 /// ``ServiceError/cancelled``.

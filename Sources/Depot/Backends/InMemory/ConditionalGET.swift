@@ -1,0 +1,85 @@
+import Foundation
+
+/// The entity tags and `304 Not Modified` answers json-server 0.17 gets from Express:
+/// a successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
+/// `If-None-Match` (or `If-Modified-Since`, against a route's `Last-Modified`) still
+/// holds is answered `304` without a body (Express's `req.fresh`, from the `fresh`
+/// package).
+///
+/// Unlike Express, only `GET` answers get a tag: `HEAD` answers carry none, and neither
+/// do writes or errors. `If-Match` is not checked, as json-server does not.
+enum ConditionalGET {
+    /// `result` as json-server would answer `request`: with an `ETag`, or `304`.
+    static func apply(
+        to result: Result<BackendResponse, ServiceError>, for request: BackendRequest
+    ) -> Result<BackendResponse, ServiceError> {
+        guard request.method == .get, case .success(var response) = result,
+            (200..<300).contains(response.status), response.status != 204
+        else { return result }
+        if !response.headers.contains("ETag") {
+            response.headers["ETag"] = entityTag(for: response.body)
+        }
+        guard isFresh(request, response) else { return .success(response) }
+        var headers = response.headers
+        for name in ["Content-Type", "Content-Length", "Transfer-Encoding"] { headers.remove(name) }
+        // A 304 to a conditional request is a success for the classifier.
+        return ServiceError.check(BackendResponse(status: 304, headers: headers), for: request)
+    }
+
+    /// A weak tag as Express makes one: `W/"<length in hex>-<hash>"`.
+    static func entityTag(for body: Data) -> String {
+        "W/\"" + String(body.count, radix: 16) + "-" + String(hash(body), radix: 36) + "\""
+    }
+
+    /// Whether the client's copy is still current (the `fresh` package's rules): with
+    /// `If-None-Match`, one of its tags equals the response's under weak comparison
+    /// (or it is `*`); with `If-Modified-Since`, the response has a `Last-Modified` no
+    /// later than it; never when the request says `Cache-Control: no-cache`.
+    static func isFresh(_ request: BackendRequest, _ response: BackendResponse) -> Bool {
+        let noneMatch = request.headers["If-None-Match"]
+        let modifiedSince = request.headers["If-Modified-Since"]
+        guard noneMatch != nil || modifiedSince != nil else { return false }
+        if let control = request.headers["Cache-Control"], control.lowercased().contains("no-cache") {
+            return false
+        }
+        if let noneMatch, noneMatch.trimmingCharacters(in: .whitespaces) != "*" {
+            guard let tag = response.headers["ETag"] else { return false }
+            let current = opaque(tag)
+            let matched = noneMatch.split(separator: ",").contains { opaque(Substring($0)) == current }
+            guard matched else { return false }
+        }
+        if let modifiedSince {
+            guard let lastModified = response.headers["Last-Modified"].flatMap(HTTPDate.parse),
+                let since = HTTPDate.parse(modifiedSince), lastModified <= since
+            else { return false }
+        }
+        return true
+    }
+
+    /// The tag without its weak prefix, for weak comparison (RFC 9110 §8.8.3.2).
+    private static func opaque<Text: StringProtocol>(_ tag: Text) -> Substring {
+        var tag = Substring(tag).trimmingCharacters(in: .whitespaces)[...]
+        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        return tag
+    }
+
+    /// A 64-bit hash of `body`, eight bytes at a time (FNV-1a's constants): cheap next
+    /// to encoding the body, and the same for the same bytes in every process.
+    private static func hash(_ body: Data) -> UInt64 {
+        body.withUnsafeBytes { bytes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            let prime: UInt64 = 0x0000_0100_0000_01b3
+            var offset = 0
+            while offset + 8 <= bytes.count {
+                hash = (hash ^ bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* prime
+                hash ^= hash >> 29
+                offset += 8
+            }
+            while offset < bytes.count {
+                hash = (hash ^ UInt64(bytes[offset])) &* prime
+                offset += 1
+            }
+            return hash ^ (hash >> 32)
+        }
+    }
+}
