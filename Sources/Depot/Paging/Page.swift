@@ -14,11 +14,15 @@ public struct Page<Entity: Sendable>: Sendable {
     public var hasPrevious: Bool
     /// The links the server sent (`first`, `prev`, `next`, `last`, …).
     public var links: [Link]
+    /// Where the next page is: the server's `next` URL or cursor, or the next page
+    /// number; `nil` on the last page. Pass it to
+    /// ``PagedRepository/findPage(at:number:size:query:)`` to fetch that page.
+    public var nextAddress: PageAddress?
 
     /// Creates a page.
     public init(
         items: [Entity], number: Int, size: Int, total: Int? = nil, hasNext: Bool, hasPrevious: Bool,
-        links: [Link] = []
+        links: [Link] = [], nextAddress: PageAddress? = nil
     ) {
         self.items = items
         self.number = number
@@ -27,9 +31,11 @@ public struct Page<Entity: Sendable>: Sendable {
         self.hasNext = hasNext
         self.hasPrevious = hasPrevious
         self.links = links
+        self.nextAddress = nextAddress
     }
 
-    /// The link to the next page, when the server sent one.
+    /// The link to the next page, when the server sent one (see ``nextAddress`` for
+    /// where the next page is in every style).
     public var next: Link? {
         links[rel: "next"]
     }

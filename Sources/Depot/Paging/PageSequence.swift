@@ -1,8 +1,12 @@
 /// The pages of a listing as an `AsyncSequence`, fetched one at a time as you
 /// iterate.
 ///
-/// It ends after the last page (one without a next page) and never yields an
-/// empty page; a failure ends it by throwing the ``ServiceError``.
+/// It starts at page 1 and then asks for each page's ``Page/nextAddress`` (the
+/// server's `next` URL or cursor, or the next page number). It ends after a page
+/// without a next page and never yields an empty page; a failure ends it by throwing
+/// the ``ServiceError``. A server that sends the same next page twice would make it
+/// loop forever, so it then throws ``ServiceError/decoding(_:)`` instead (after
+/// yielding the pages before).
 ///
 /// ```swift
 /// for try await page in posts.pages(size: 20) {
@@ -13,43 +17,71 @@ public struct PageSequence<Entity: Sendable>: AsyncSequence, Sendable {
     /// Each element is one page.
     public typealias Element = Page<Entity>
 
-    private let fetch: @Sendable (Int) -> Future<Page<Entity>, ServiceError>
+    /// Fetches the page at an address, given its position in the listing (from 1).
+    public typealias Fetch = @Sendable (PageAddress, Int) -> Future<Page<Entity>, ServiceError>
 
-    /// Creates a sequence that fetches page `n` with `fetch(n)`, from 1.
-    public init(fetch: @escaping @Sendable (Int) -> Future<Page<Entity>, ServiceError>) {
+    private let start: PageAddress
+    private let fetch: Fetch
+    private let followsAddresses: Bool
+
+    /// Creates a sequence that fetches the page at `address`, number `n`, with
+    /// `fetch(address, n)`: first `start`, then each page's ``Page/nextAddress``.
+    public init(startingAt start: PageAddress = .number(1), fetch: @escaping Fetch) {
+        self.start = start
         self.fetch = fetch
+        self.followsAddresses = true
     }
 
-    /// Starts iterating at page 1.
+    /// Creates a sequence that fetches page `n` with `fetch(n)`, from 1, counting
+    /// pages rather than following the server's `next`.
+    public init(fetch: @escaping @Sendable (Int) -> Future<Page<Entity>, ServiceError>) {
+        self.start = .number(1)
+        self.fetch = { _, number in fetch(number) }
+        self.followsAddresses = false
+    }
+
+    /// Starts iterating at the first page.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(fetch: fetch)
+        Iterator(start: start, fetch: fetch, followsAddresses: followsAddresses)
     }
 
     /// Fetches the next page on each call to ``next()``.
     public struct Iterator: AsyncIteratorProtocol {
-        private let fetch: @Sendable (Int) -> Future<Page<Entity>, ServiceError>
+        private let fetch: Fetch
+        private let followsAddresses: Bool
+        private var pending: PageAddress?
         private var number = 1
-        private var finished = false
+        private var visited: Set<PageAddress> = []
 
-        init(fetch: @escaping @Sendable (Int) -> Future<Page<Entity>, ServiceError>) {
+        init(start: PageAddress, fetch: @escaping Fetch, followsAddresses: Bool) {
             self.fetch = fetch
+            self.followsAddresses = followsAddresses
+            self.pending = start
         }
 
         /// The next page, or `nil` after the last.
         ///
-        /// - Throws: the ``ServiceError`` that fetching the page met.
+        /// - Throws: the ``ServiceError`` that fetching the page met, or
+        ///   ``ServiceError/decoding(_:)`` when the server sent a next page that was
+        ///   already fetched.
         public mutating func next() async throws -> Page<Entity>? {
-            guard !finished else { return nil }
-            let page: Page<Entity>
-            do {
-                page = try await fetch(number).value
-            } catch {
-                finished = true
-                throw error
+            guard let address = pending else { return nil }
+            pending = nil
+            guard visited.insert(address).inserted else {
+                throw ServiceError.decoding(
+                    DecodingFailure(
+                        type: "Page", codingPath: "next",
+                        description:
+                            "the server sent the same next page twice (\(address)); stopped to avoid a loop"
+                    ))
             }
+            let page = try await fetch(address, number).value
             number += 1
-            finished = !page.hasNext
-            return page.items.isEmpty ? nil : page
+            guard !page.items.isEmpty else { return nil }
+            if page.hasNext {
+                pending = followsAddresses ? page.nextAddress ?? .number(page.number + 1) : .number(number)
+            }
+            return page
         }
     }
 }

@@ -19,11 +19,17 @@ public protocol Repository: BackendClient {
     var name: String { get }
 
     /// The path segments of the collection itself; `[name]` unless the repository is
-    /// nested under a parent (`["users", "1", "posts"]`, see ``Repository/scoped(under:)``).
+    /// nested under a parent (`["users", "1", "posts"]`, see ``Repository/scoped(under:shallow:)``).
     ///
     /// Every built-in operation addresses the collection through this, so a nested
     /// repository lists, pages, creates and reads under its parent.
     var collectionPath: [String] { get }
+
+    /// The path segments of the entity with `id`, which every built-in per-entity
+    /// operation (`findByID`, `update`, `patch`, `delete`) addresses:
+    /// ``collectionPath`` + `"\(id)"` unless a repository says otherwise (a
+    /// ``ScopedRepository`` answers its base's, `/posts/5`, as json-server routes them).
+    func segments(for id: Entity.ID) -> [String]
 }
 
 extension Repository {

@@ -68,4 +68,45 @@ struct QueryTests {
         #expect(built != Query().filter("userId", 1).sorted(by: "title", .descending))
         #expect(built.hashValue == Query().adding("userId", 1).sorted(by: "title").hashValue)
     }
+
+    @Test(
+        "a collection value is one item per element, text stays whole",
+        arguments: [
+            (Query().filter("id", [3, 1, 2]), "id=3&id=1&id=2"),
+            (Query().filter("id", Set([7])), "id=7"),
+            (Query().filter("id", [Int]()), ""),
+            (Query().filter("id", [1, 2], 3), "id=1&id=2&id=3"),
+            (Query().adding("tag", ["a", "b"]), "tag=a&tag=b"),
+            (Query().filter("title", "abc"), "title=abc"),
+            (Query().filter("title", "a,b"), "title=a,b"),
+            (Query().filter("views", .atLeast, [10, 20]), "views_gte=10&views_gte=20"),
+            (["id": [1, 2], "userId": 3] as Query, "id=1&id=2&userId=3"),
+        ] as [(Query, String)])
+    func collectionValues(query: Query, expected: String) {
+        #expect(Self.rendered(query) == expected)
+    }
+
+    @Test(
+        "floating-point values are written as JavaScript writes them when whole",
+        arguments: [
+            (Query().filter("price", 4.0), "price=4"),
+            (Query().filter("price", -0.0), "price=0"),
+            (Query().filter("price", 2.5), "price=2.5"),
+            (Query().filter("price", Float(3)), "price=3"),
+            (Query().filter("price", 1e20), "price=1e+20"),
+            (Query().filter("price", -Double.infinity), "price=-Infinity"),
+            (Query().filter("price", Double.nan), "price=NaN"),
+        ] as [(Query, String)])
+    func floatingPoint(query: Query, expected: String) {
+        #expect(Self.rendered(query) == expected)
+    }
+
+    @Test func rangeLimitAndSeveralRelations() {
+        #expect(Self.rendered(Query().range(10..<20)) == "_start=10&_end=20")
+        #expect(Self.rendered(Query().limit(5)) == "_limit=5")
+        #expect(
+            Self.rendered(Query().embed("comments", "likes").expand("user"))
+                == "_embed=comments&_embed=likes&_expand=user")
+        #expect(Self.rendered(Query().filter("author.name", .like, "^a")) == "author.name_like=^a")
+    }
 }

@@ -67,12 +67,12 @@ struct InMemoryListingTests {
     }
 
     @Test(
-        "_sort and _order: numbers as numbers, strings as strings, missing fields last",
+        "_sort and _order as lodash orders: null, then missing fields, last ascending and first descending",
         arguments: [
-            ([("_sort", "price")], [2, 1, 3, 4, 5]),
-            ([("_sort", "price"), ("_order", "desc")], [3, 1, 2, 4, 5]),
+            ([("_sort", "price")], [2, 1, 3, 5, 4]),
+            ([("_sort", "price"), ("_order", "desc")], [4, 5, 3, 1, 2]),
             ([("_sort", "title")], [3, 2, 4, 5, 1]),
-            ([("_sort", "title,price"), ("_order", "asc,desc")], [3, 2, 4, 5, 1]),
+            ([("_sort", "title,price"), ("_order", "asc,desc")], [3, 4, 5, 2, 1]),
             ([("_sort", "title,id"), ("_order", "desc,desc")], [1, 5, 4, 2, 3]),
             ([("_sort", "meta.rank")], [4, 1, 2, 3, 5]),
             ([("_sort", "nothing")], [1, 2, 3, 4, 5]),

@@ -6,13 +6,20 @@ framework's `{count, next, previous, results}` envelope. Both accept json-server
 filters. Everything also exists under `/s/<space>/`, a private copy of the data.
 """
 from rest_framework import status, viewsets
-from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.response import Response
 
 from . import filtering
 from .models import Comment, Post, User
-from .pagination import EnvelopePagination, header_page
+from .pagination import (
+    EnvelopePagination,
+    IdCursorPagination,
+    grape_page,
+    header_page,
+    link_page,
+    looping_page,
+    v1_page,
+)
 from .seed import WRITE_LOCK, ensure_space
 from .serializers import CommentSerializer, PostSerializer, UserSerializer
 
@@ -111,25 +118,11 @@ class PostViewSet(Collection):
     noun = "post"
     serializer_class = PostSerializer
 
-    @action(detail=True, methods=["get"], url_path="comments")
-    def comments(self, request, *args, **kwargs):
-        """`GET /posts/1/comments`: the post's comments (json-server's nested route)."""
-        post = self.get_object()
-        queryset = Comment.objects.filter(space=self.space, post_number=post.number)
-        return self.listing(self.filtered(queryset, CommentSerializer), CommentSerializer)
-
 
 class UserViewSet(Collection):
     model = User
     noun = "user"
     serializer_class = UserSerializer
-
-    @action(detail=True, methods=["get"], url_path="posts")
-    def posts(self, request, *args, **kwargs):
-        """`GET /users/1/posts`: the user's posts (json-server's nested route)."""
-        user = self.get_object()
-        queryset = Post.objects.filter(space=self.space, user_number=user.number)
-        return self.listing(self.filtered(queryset, PostSerializer), PostSerializer)
 
 
 class CommentViewSet(Collection):
@@ -154,3 +147,46 @@ class EnvelopeCommentViewSet(EnvelopeCollection):
     model = Comment
     noun = "comment"
     serializer_class = CommentSerializer
+
+
+class LinkPostViewSet(PostViewSet):
+    """`/link/posts`: GitHub's paging, `page`/`per_page` and a `Link` header only."""
+
+    def listing(self, queryset, serializer_class):
+        page, headers = link_page(self.request, list(queryset))
+        return Response(serializer_class(page, many=True).data, headers=headers)
+
+
+class GrapePostViewSet(PostViewSet):
+    """`/grape/posts`: Grape's paging, `page`/`per_page` and `X-Total`, `X-Next-Page`, …"""
+
+    def listing(self, queryset, serializer_class):
+        page, headers = grape_page(self.request, list(queryset))
+        return Response(serializer_class(page, many=True).data, headers=headers)
+
+
+class CursorPostViewSet(EnvelopeCollection):
+    """`/cursor/posts`: DRF's `CursorPagination` by id, `cursor` and `page_size`."""
+
+    model = Post
+    noun = "post"
+    serializer_class = PostSerializer
+    pagination_class = IdCursorPagination
+
+
+class V1PostViewSet(PostViewSet):
+    """`/v1/posts`: json-server 1.x's envelope for `_page`/`_per_page`; the bare array without `_page`."""
+
+    def listing(self, queryset, serializer_class):
+        if "_page" not in self.request.query_params:
+            return super().listing(queryset, serializer_class)
+        envelope, page = v1_page(self.request, list(queryset))
+        return Response({**envelope, "data": serializer_class(page, many=True).data})
+
+
+class LoopPostViewSet(PostViewSet):
+    """`/loop/posts`: a DRF-style envelope whose `next` is always page 2 (for loop detection)."""
+
+    def listing(self, queryset, serializer_class):
+        envelope, page = looping_page(self.request, list(queryset))
+        return Response({**envelope, "results": serializer_class(page, many=True).data})

@@ -57,6 +57,8 @@ struct JSONServer {
             return try nested(
                 method, parent: segments[0], parentID: segments[1], child: segments[2], target, body)
         case 4:
+            // `/users/1/posts/5` is `/posts/5`. json-server 0.17 answers 404 here; Depot
+            // routes it for repositories scoped with `shallow: false`.
             guard method != .post else { throw Self.notAllowed(method, segments, allow: Self.recordMethods) }
             return try record(method, segments[2], id: segments[3], target: target, body: body)
         default:
@@ -140,22 +142,41 @@ struct JSONServer {
 
     // MARK: - /parent/:id/children
 
+    /// json-server 0.17's nested routes, which rewrite the request to the child
+    /// resource: `GET /users/1/posts?…` is `GET /posts?…&userId=1` (the route's
+    /// `userId` replacing the query's), `POST /users/1/posts` is `POST /posts` with
+    /// `userId` set in the body. The parent need not exist. A singular child
+    /// (`/users/1/profile`) is answered as `/profile` is.
+    ///
+    /// Where Depot differs on purpose: the foreign key is stored as the parent's id
+    /// is (`1`), where json-server 0.17 stores the URL's text (`"1"`, which then
+    /// neither matches `_embed` nor decodes as a number: typicode/json-server#925);
+    /// `Location` is the record's own URL (`/posts/101`); and a child collection
+    /// that does not exist yet is created by `POST`, as `POST /name` creates it.
     private func nested(
         _ method: HTTPMethod, parent: String, parentID: String, child: String, _ target: RequestTarget,
         _ body: ParsedBody
     ) throws(Refusal) -> BackendResponse {
         let foreignKey = Inflector.singular(parent) + "Id"
+        let resource = database.resource(child)
         switch method {
         case .get, .head:
-            guard let collection = database.collection(child) else {
+            switch resource {
+            case .collection(let collection)?:
+                return try Listing.respond(
+                    collection, named: child, scope: Listing.Scope(key: foreignKey, value: parentID),
+                    at: location(target), database: database)
+            case .object?:
+                return try self.resource(method, child, target: target, body: body)
+            case nil:
                 throw .notFound("no collection named \"\(child)\"")
             }
-            return try Listing.respond(
-                collection, named: child, scope: Listing.Scope(key: foreignKey, value: parentID),
-                at: location(target), database: database)
         case .post:
             var members = try Self.object(body)
             members[foreignKey] = parentIDValue(parent, parentID)
+            if case .object? = resource {
+                return try self.resource(method, child, target: target, body: .json(.object(members)))
+            }
             return try create(in: child, members: members)
         case .options:
             return Self.options([.get, .head, .post])

@@ -47,11 +47,14 @@ struct ListQuery {
             && embed.isEmpty && expand.isEmpty && filters.isEmpty
     }
 
+    /// Sorts `items` into their parts. A name ending in `[]` or `[0]` (how jQuery and
+    /// Axios send arrays) is read without it, as Express's query parser reads it.
     init(_ items: [URLQueryItem]) {
         var positions: [String: Int] = [:]
         for item in items {
             let value = item.value ?? ""
-            switch item.name {
+            let name = Self.plainName(item.name)
+            switch name {
             case "q": text = text ?? value
             case "_start": start = start ?? value
             case "_end": end = end ?? value
@@ -63,14 +66,30 @@ struct ListQuery {
             case "_expand": expand.append(value)
             case "callback", "_": continue  // JSONP and jQuery's cache buster.
             default:
-                if let position = positions[item.name] {
+                if let position = positions[name] {
                     filters[position].values.append(value)
                 } else {
-                    positions[item.name] = filters.count
-                    filters.append(Self.filter(item.name, value))
+                    positions[name] = filters.count
+                    filters.append(Self.filter(name, value))
                 }
             }
         }
+    }
+
+    /// Replaces every filter named `key` with `key=value`, as json-server's nested
+    /// route sets `req.query.userId` for `GET /users/1/posts`.
+    mutating func setFilter(_ key: String, to value: String) {
+        filters.removeAll { $0.key == key }
+        filters.append(Filter(key: key, path: key, operation: .equal, values: [value]))
+    }
+
+    /// `name` without a trailing `[]` or `[digits]`: `id[]` and `id[0]` are `id`.
+    private static func plainName(_ name: String) -> String {
+        guard name.hasSuffix("]"), let open = name.lastIndex(of: "["), open != name.startIndex else {
+            return name
+        }
+        let inside = name[name.index(after: open)..<name.index(before: name.endIndex)]
+        return inside.allSatisfy({ $0.isASCII && $0.isNumber }) ? String(name[..<open]) : name
     }
 
     private static func filter(_ key: String, _ value: String) -> Filter {

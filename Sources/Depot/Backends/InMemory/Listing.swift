@@ -3,8 +3,9 @@ import Foundation
 /// json-server 0.17's `GET /name`: filter, full text, sort, then slice or page, then
 /// embed and expand; answered by splicing the records' stored bytes.
 enum Listing {
-    /// A filter a nested route adds: `GET /users/1/posts` keeps posts whose
-    /// `userId` has the text `1`.
+    /// The filter a nested route adds: `GET /users/1/posts` is `GET /posts` with
+    /// `userId=1` in place of any `userId` the query had. Like any plain filter, it
+    /// is dropped when no post has a `userId` at all.
     struct Scope {
         /// The foreign key, `userId`.
         var key: String
@@ -32,12 +33,13 @@ enum Listing {
         at location: Location,
         database: Database
     ) throws(Refusal) -> BackendResponse {
-        let query = ListQuery(location.query)
+        var query = ListQuery(location.query)
+        if let scope { query.setFilter(scope.key, to: scope.value) }
         var headers = BackendResponse.jsonHeaders()
-        if query.isEmpty && scope == nil {
+        if query.isEmpty {
             return BackendResponse(status: 200, headers: headers, body: collection.body)
         }
-        let selection = try select(collection, query: query, scope: scope)
+        let selection = try select(collection, query: query)
         let total = selection?.count ?? collection.count
 
         let paging = ListQuery.isSet(query.page)
@@ -80,10 +82,10 @@ enum Listing {
         return BackendResponse(status: 200, headers: headers, body: body)
     }
 
-    /// The records that pass the filters, the full-text search and the scope, in
-    /// sorted order; `nil` when that is the whole collection as it is.
+    /// The records that pass the filters and the full-text search, in sorted order;
+    /// `nil` when that is the whole collection as it is.
     private static func select(
-        _ collection: RecordCollection, query: ListQuery, scope: Scope?
+        _ collection: RecordCollection, query: ListQuery
     ) throws(Refusal) -> [StoredRecord]? {
         var filters: [CompiledFilter] = []
         for filter in query.filters {
@@ -93,20 +95,12 @@ enum Listing {
         }
         let text = (query.text ?? "").isEmpty ? nil : query.text?.lowercased()
         let sortKeys = SortKey.parse(sort: query.sort, order: query.order)
-        guard !filters.isEmpty || text != nil || scope != nil || !sortKeys.isEmpty else { return nil }
+        guard !filters.isEmpty || text != nil || !sortKeys.isEmpty else { return nil }
 
         var records = collection.records
         if let text { records = records.filter { FullText.matches($0.members, text) } }
         if !filters.isEmpty {
             records = records.filter { record in filters.allSatisfy { $0.matches(record.members) } }
-        }
-        if let scope {
-            records = records.filter { record in
-                guard let value = QueryPath.value(record.members, scope.key), value != .null else {
-                    return false
-                }
-                return JSText.string(value) == scope.value
-            }
         }
         if !sortKeys.isEmpty { records = SortKey.sort(records, by: sortKeys) }
         return records
@@ -123,34 +117,39 @@ enum Listing {
     }
 }
 
-/// `_page` and `_limit`, as json-server's `getPage` reads them.
+/// `_page` and `_limit`, as json-server's `getPage` reads them: the page number is
+/// at least 1, and a `_limit` that is missing, `0` or not a number is 10 (a
+/// negative one is kept, and slices as JavaScript's `Array.slice` does).
 private struct PageWindow {
     let number: Int
     let size: Int
     let total: Int
     let range: Range<Int>
+    /// `number * size`, unclamped: json-server offers `next` while it is below `total`.
+    private let end: Int
 
     init(query: ListQuery, total: Int) {
         number = max(JSText.parseInt(query.page) ?? 1, 1)
         let limit = JSText.parseInt(query.limit) ?? 0
-        size = limit > 0 ? limit : 10
+        size = limit != 0 ? limit : 10
         self.total = total
         let (start, overflowA) = (number - 1).multipliedReportingOverflow(by: size)
         let (end, overflowB) = number.multipliedReportingOverflow(by: size)
+        self.end = overflowB ? (size > 0 ? Int.max : Int.min) : end
         range = overflowA || overflowB ? total..<total : Listing.slice(total, start: start, end: end)
     }
 
     /// `<…_page=1…>; rel="first", <…>; rel="prev", <…>; rel="next", <…>; rel="last"`:
-    /// no `prev` on the first page, no `next` on the last, nothing when the page is
-    /// empty or holds every item (as json-server does).
+    /// no `prev` on the first page, no `next` on the last, no `first` and `last` when
+    /// the page holds every item, nothing when the page is empty (as json-server does).
     func linkHeader(_ location: Listing.Location) -> String? {
         guard !range.isEmpty else { return nil }
         var links: [(rel: String, page: Int)] = []
         let isPartial = range.count != total
         if isPartial { links.append(("first", 1)) }
         if number > 1 { links.append(("prev", number - 1)) }
-        if range.upperBound < total && number * size < total { links.append(("next", number + 1)) }
-        if isPartial { links.append(("last", total / size + (total % size == 0 ? 0 : 1))) }
+        if end < total { links.append(("next", number + 1)) }
+        if isPartial { links.append(("last", Int((Double(total) / Double(size)).rounded(.up)))) }
         guard !links.isEmpty else { return nil }
         return links.map { link in
             "<\(location.base.url(location.path, query: Self.query(location.query, page: link.page)))>; rel=\"\(link.rel)\""
@@ -175,11 +174,12 @@ struct SortKey {
     var path: String
     var descending: Bool
 
-    /// `_sort=a,b&_order=asc,desc`; a key without an order is ascending.
+    /// `_sort=a,b&_order=asc,desc`: an order is `desc` (any case, nothing around it)
+    /// or ascending; a key without an order is ascending.
     static func parse(sort: String?, order: String?) -> [SortKey] {
         guard let sort, !sort.isEmpty else { return [] }
         let orders = (order ?? "").split(separator: ",", omittingEmptySubsequences: false).map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
+            $0.lowercased()
         }
         return sort.split(separator: ",", omittingEmptySubsequences: false).enumerated().map { offset, path in
             SortKey(
@@ -187,23 +187,46 @@ struct SortKey {
         }
     }
 
-    /// `records` ordered by `keys`, stably: numbers compare as numbers, strings as
-    /// strings (JavaScript's rules), and records without the field (or with `null`)
-    /// come last whatever the order.
+    /// A sort key's value in one record, as lodash's `compareAscending` ranks it:
+    /// values, then `null`, then a missing field.
+    private enum Value {
+        case value(JSText.Primitive)
+        case null
+        case missing
+
+        init(_ value: JSONValue?) {
+            switch value {
+            case nil: self = .missing
+            case .null?: self = .null
+            case let value?: self = JSText.primitive(value).map(Value.value) ?? .null
+            }
+        }
+
+        /// Negative, zero or positive, ascending.
+        static func compare(_ lhs: Value, _ rhs: Value) -> Int {
+            switch (lhs, rhs) {
+            case (.value(let left), .value(let right)): return JSText.compare(left, right)
+            case (.value, _): return -1
+            case (_, .value): return 1
+            case (.null, .missing): return -1
+            case (.missing, .null): return 1
+            default: return 0
+            }
+        }
+    }
+
+    /// `records` ordered by `keys` as lodash's `orderBy` orders them, stably: numbers
+    /// compare as numbers, strings as strings (JavaScript's rules); `null` and then
+    /// records without the field come after every value when ascending, and before
+    /// them when descending.
     static func sort(_ records: [StoredRecord], by keys: [SortKey]) -> [StoredRecord] {
         let values = records.map { record in
-            keys.map { key in QueryPath.value(record.members, key.path).flatMap(JSText.primitive) }
+            keys.map { key in Value(QueryPath.value(record.members, key.path)) }
         }
         let order = records.indices.sorted { lhs, rhs in
             for (position, key) in keys.enumerated() {
-                switch (values[lhs][position], values[rhs][position]) {
-                case (nil, nil): continue
-                case (nil, _): return false
-                case (_, nil): return true
-                case (let left?, let right?):
-                    let comparison = JSText.compare(left, right)
-                    if comparison != 0 { return key.descending ? comparison > 0 : comparison < 0 }
-                }
+                let comparison = Value.compare(values[lhs][position], values[rhs][position])
+                if comparison != 0 { return key.descending ? comparison > 0 : comparison < 0 }
             }
             return lhs < rhs
         }

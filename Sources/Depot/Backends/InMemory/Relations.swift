@@ -36,16 +36,22 @@ struct Relations {
     }
 
     /// `record`'s JSON with the relations added.
+    ///
+    /// As json-server 0.17 does, a parent that is not found replaces a member of
+    /// the same name with nothing; a record without the foreign key (or with `null`)
+    /// is left as it is (json-server fails with a 500 there).
     func bytes(of record: StoredRecord) -> Data {
         guard !isEmpty else { return record.bytes }
         var extra: [(key: String, records: [StoredRecord], single: Bool)] = []
+        var removed: [String] = []
         for (key, groups) in embedded {
             let children = record.members["id"].flatMap { groups[JSText.equalityKey($0)] } ?? []
             extra.append((key, children, false))
         }
         for (key, foreignKey, parents) in expanded {
-            guard let id = JSText.idText(record.members[foreignKey]), let parent = parents.record(id: id)
-            else {
+            guard let id = JSText.idText(record.members[foreignKey]) else { continue }
+            guard let parent = parents.record(id: id) else {
+                removed.append(key)
                 continue
             }
             extra.append((key, [parent], true))
@@ -56,8 +62,13 @@ struct Relations {
                 bytes: item.single ? item.records[0].bytes : JSONSplice.array(item.records.map(\.bytes))
             )
         }
-        if let spliced = JSONSplice.object(record, adding: pieces) { return spliced }
+        if removed.allSatisfy({ record.members[$0] == nil }),
+            let spliced = JSONSplice.object(record, adding: pieces)
+        {
+            return spliced
+        }
         var members = record.members
+        for key in removed { members[key] = nil }
         for item in extra {
             members[item.key] = item.single ? item.records[0].value : .array(item.records.map(\.value))
         }

@@ -1,0 +1,51 @@
+import Foundation
+
+/// The request for one page: the collection with the caller's query and the
+/// style's parameters, or the server's own URL for an href.
+enum PageRequest {
+    /// The `GET` for the page at `address` of the collection at `segments`.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` for an empty path segment or an
+    ///   address the style cannot ask for.
+    static func make(
+        _ address: PageAddress, collection segments: [String], size: Int, query: Query,
+        style: any PaginationStyle
+    ) throws(ServiceError) -> BackendRequest {
+        if case .href(let href) = address {
+            guard !href.isEmpty else { throw .invalidRequest("the server sent an empty next page URL") }
+            let (path, items) = split(href)
+            return BackendRequest(method: .get, path: path, query: items)
+        }
+        if let empty = segments.firstIndex(where: \.isEmpty) {
+            throw .invalidRequest(
+                "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
+                    + "/\(PathSegment.join(segments).prefix(200))")
+        }
+        let items = query.items + (try style.query(for: address, size: size))
+        return BackendRequest(method: .get, segments: segments, query: items)
+    }
+
+    /// `href` without its fragment, split into the part before `?` and the query
+    /// items after it (`+` is a space, then percent-decoding, as a server reads them).
+    /// A query that does not decode stays in the path as it was sent.
+    static func split(_ href: String) -> (path: String, query: [URLQueryItem]) {
+        let reference = href.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        guard let mark = reference.firstIndex(of: "?") else { return (String(reference), []) }
+        var items: [URLQueryItem] = []
+        for pair in reference[reference.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]) else { return (String(reference), []) }
+            guard parts.count > 1 else {
+                items.append(URLQueryItem(name: name, value: nil))
+                continue
+            }
+            guard let value = decode(parts[1]) else { return (String(reference), []) }
+            items.append(URLQueryItem(name: name, value: value))
+        }
+        return (String(reference[..<mark]), items)
+    }
+
+    private static func decode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+}

@@ -1,0 +1,123 @@
+/// A repository nested under a parent: the same entities, listed and created at
+/// `/users/1/posts` instead of `/posts`, with every operation its base has.
+///
+/// Get one from the base repository rather than building it:
+///
+/// ```swift
+/// let posts = PostRepository(backend: backend)
+/// let users = UserRepository(backend: backend)
+///
+/// let hers = posts.scoped(to: user, in: users)      // or .scoped(to: 1, in: users)
+/// try await hers.findAll().value                     // GET  /users/1/posts
+/// try await hers.findAll(query: Query().sorted(by: "title"))
+/// try await hers.findPage(2, size: 10).value         // GET  /users/1/posts?_page=2&_limit=10
+/// for try await page in hers.pages(size: 10) { … }
+/// try await hers.create(NewPost(title: "Hi", body: "…")).value  // POST /users/1/posts
+/// try await hers.findByID(5).value                   // GET  /posts/5
+/// ```
+///
+/// It is ``Readable``, ``Creatable``, ``Updatable``, ``Deletable`` and
+/// ``PagedRepository`` (with the base's ``PagedRepository/pagination``) exactly when
+/// its base is, and uses the base's ``BackendClient/backend`` and
+/// ``BackendClient/coding``. The built-in operations run as the protocols define
+/// them; a method the base's type declares for itself is not called.
+///
+/// ## What each operation addresses
+///
+/// Listing, paging and creating use ``collectionPath``, the parent's path followed by
+/// the base's (`users/1/posts`). Operations on one entity (`findByID`, `update`,
+/// `patch`, `delete`) are *shallow* by default: they address the entity where its
+/// base does (`/posts/5`), because json-server 0.17 routes only `GET` and `POST` on
+/// `/users/1/posts` and answers 404 to `/users/1/posts/5`. They do not check that the
+/// entity belongs to the parent. Pass `shallow: false` for servers that route entities
+/// only under their parent (`/users/1/posts/5`; ``InMemoryBackend`` answers both).
+///
+/// ## With json-server
+///
+/// `GET /users/1/posts?…` is `GET /posts?userId=1&…`: filters, sorting, full text,
+/// slicing, `_embed` and `_expand` all apply, and `userId=1` replaces any `userId` the
+/// query has. `POST /users/1/posts` sets `userId` in the stored entity, whatever the
+/// body said (json-server 0.17 stores it as the text `"1"`; ``InMemoryBackend`` stores
+/// the parent's id as the parent has it, `1`).
+public struct ScopedRepository<Base: Repository>: Repository {
+    /// The base repository's entity.
+    public typealias Entity = Base.Entity
+
+    /// The repository this one nests.
+    public let base: Base
+    /// The parent's path segments, before the base's collection path: `["users", "1"]`.
+    public let parentPath: [String]
+    /// Whether operations on one entity address it where the base does (`/posts/5`,
+    /// `true`, the default) or under the parent (`/users/1/posts/5`).
+    public let isShallow: Bool
+
+    /// Nests `base` under `parentPath`; prefer ``Repository/scoped(under:shallow:)``.
+    public init(_ base: Base, under parentPath: [String], shallow: Bool = true) {
+        self.base = base
+        self.parentPath = parentPath
+        self.isShallow = shallow
+    }
+
+    /// The base's backend.
+    public var backend: any Backend { base.backend }
+
+    /// The base's coding.
+    public var coding: JSONCoding { base.coding }
+
+    /// The base's collection name.
+    public var name: String { base.name }
+
+    /// The parent's path followed by the base's collection path: `["users", "1", "posts"]`.
+    public var collectionPath: [String] { parentPath + base.collectionPath }
+
+    /// Where the entity with `id` is read, changed and deleted: the base's path for it
+    /// (`["posts", "5"]`) when shallow, else that path under the parent
+    /// (`["users", "1", "posts", "5"]`).
+    public func segments(for id: Entity.ID) -> [String] {
+        isShallow ? base.segments(for: id) : parentPath + base.segments(for: id)
+    }
+}
+
+extension ScopedRepository: Readable where Base: Readable {}
+
+extension ScopedRepository: Creatable where Base: Creatable {}
+
+extension ScopedRepository: Updatable where Base: Updatable {}
+
+extension ScopedRepository: Deletable where Base: Deletable {}
+
+extension ScopedRepository: PagedRepository where Base: PagedRepository {
+    /// The base's paging convention.
+    public var pagination: Pagination { base.pagination }
+}
+
+extension Repository {
+    /// This repository nested under the path `segments`: `posts.scoped(under: ["users", "1"])`
+    /// lists and creates at `/users/1/posts`.
+    ///
+    /// Operations on one entity address it where this repository does (`/posts/5`)
+    /// unless `shallow` is `false` (see ``ScopedRepository``). Each segment is
+    /// percent-encoded when sent; an empty one fails with ``ServiceError/invalidRequest(_:)``.
+    public func scoped(under segments: [String], shallow: Bool = true) -> ScopedRepository<Self> {
+        ScopedRepository(self, under: segments, shallow: shallow)
+    }
+
+    /// This repository nested under `parent`, an entity of `parents`:
+    /// `posts.scoped(to: user, in: users)` lists and creates at `/users/1/posts`.
+    ///
+    /// The parent's path is where `parents` reads it (``Repository/segments(for:)``),
+    /// so a parent that is itself scoped still gives `/posts/5/comments`.
+    public func scoped<Parents: Repository>(
+        to parent: Parents.Entity, in parents: Parents, shallow: Bool = true
+    ) -> ScopedRepository<Self> {
+        scoped(under: parents.segments(for: parent.id), shallow: shallow)
+    }
+
+    /// This repository nested under the entity of `parents` with id `parentID`:
+    /// `posts.scoped(to: 1, in: users)` lists and creates at `/users/1/posts`.
+    public func scoped<Parents: Repository>(
+        to parentID: Parents.Entity.ID, in parents: Parents, shallow: Bool = true
+    ) -> ScopedRepository<Self> {
+        scoped(under: parents.segments(for: parentID), shallow: shallow)
+    }
+}
