@@ -34,6 +34,12 @@ do {
         print("  #\(post.id) \(post.title)")
     }
 
+    print("\n== User 2's posts, nested: GET /users/2/posts, 3 per page")
+    let user2 = try await users.findByID(2).value
+    for try await page in posts.scoped(to: user2, in: users).pages(size: 3) {
+        print("  page \(page.number): \(page.items.map { "#\($0.id)" }.joined(separator: " "))")
+    }
+
     print("\n== Every post, 10 per page")
     var seen = 0
     for try await page in posts.pages(size: 10) {
