@@ -40,7 +40,7 @@ import Testing
 
 /// Posts at `/drf/posts`, paged with DRF's `PageNumberPagination`.
 struct EnvelopePostRepository: PagedRepository {
-    typealias Entity = LivePost
+    typealias Entity = Post
     let backend: any Backend
     let name = "posts"
     let pagination = Pagination(DRFPageNumberPagination())

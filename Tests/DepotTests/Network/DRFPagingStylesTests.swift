@@ -7,10 +7,10 @@ import Testing
 /// them all.
 @Suite(.liveServers) struct DRFPagingStylesTests {
     /// The posts of the DRF app's endpoint for `style`, read with that style.
-    private func posts(_ style: ServedStyle) throws -> LiveStyledPostRepository {
+    private func posts(_ style: ServedStyle) throws -> StyledPostRepository {
         let drf = try #require(LiveServer.drf)
         let base = try #require(URL(string: drf.absoluteString + "/" + style.drfPrefix))
-        return LiveStyledPostRepository(
+        return StyledPostRepository(
             backend: URLSessionBackend(baseURL: base), pagination: style.pagination)
     }
 
@@ -89,7 +89,7 @@ import Testing
     func repeatedNext() async throws {
         let drf = try #require(LiveServer.drf)
         let base = try #require(URL(string: drf.absoluteString + "/loop/"))
-        let posts = LiveStyledPostRepository(backend: URLSessionBackend(baseURL: base), pagination: .envelope)
+        let posts = StyledPostRepository(backend: URLSessionBackend(baseURL: base), pagination: .envelope)
         var ids: [Int] = []
         var thrown: (any Error)?
         do {
@@ -107,14 +107,6 @@ import Testing
         }
         #expect(failure.description.contains("same next page twice"))
     }
-}
-
-/// `/posts` of one of the DRF app's paging endpoints; only `pagination` differs.
-struct LiveStyledPostRepository: PagedRepository {
-    typealias Entity = LivePost
-    let backend: any Backend
-    let name = "posts"
-    let pagination: Pagination
 }
 
 extension ServedStyle {

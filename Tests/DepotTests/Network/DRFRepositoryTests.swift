@@ -8,8 +8,8 @@ import Testing
 /// Reads use the shared data at the app's root; writes use a private copy
 /// (`LiveServer.drfSpace()`), so the tests hold in any order and in parallel.
 @Suite(.liveServers) struct DRFRepositoryTests {
-    private func posts(_ base: URL? = LiveServer.drf) throws -> LivePostRepository {
-        LivePostRepository(backend: URLSessionBackend(baseURL: try #require(base)))
+    private func posts(_ base: URL? = LiveServer.drf) throws -> PostRepository {
+        PostRepository(backend: URLSessionBackend(baseURL: try #require(base)))
     }
 
     @Test func findsAllHundredPosts() async throws {
@@ -81,7 +81,7 @@ import Testing
     @Test func createsUpdatesPatchesAndDeletes() async throws {
         let posts = try posts(LiveServer.drfSpace())
         let created = try await posts.create(
-            LiveNewPost(userId: 3, title: "Hello, Depot", body: "Over HTTP.")
+            NewPost(userId: 3, title: "Hello, Depot", body: "Over HTTP.")
         ).value
         #expect(created.id == 101)
         #expect(created.userId == 3)
@@ -103,7 +103,7 @@ import Testing
 
     @Test func keepsAClientIDAndRefusesADuplicate() async throws {
         let posts = try posts(LiveServer.drfSpace())
-        let post = LivePost(id: 500, userId: 1, title: "Chosen id", body: "…")
+        let post = Post(id: 500, userId: 1, title: "Chosen id", body: "…")
         #expect(try await posts.create(post).value == post)
         let duplicate = await posts.create(post).result
         #expect(duplicate.failure?.caseName == "conflict")

@@ -81,7 +81,7 @@ private struct LiveNewComment: Encodable, Sendable {
         let live = try Self.live()
         let memory = try await Self.mirror(of: live)
         func ids(_ backend: any Backend) async throws -> [Int] {
-            let posts = LivePostRepository(backend: backend).scoped(
+            let posts = PostRepository(backend: backend).scoped(
                 to: userID, in: LiveUserRepository(backend: backend))
             return try await posts.findAll(query: query).value.map(\.id)
         }
@@ -100,8 +100,8 @@ private struct LiveNewComment: Encodable, Sendable {
     func sameIDsAtTheRoot(query: Query) async throws {
         let live = try Self.live()
         let memory = try await Self.mirror(of: live)
-        let expected = try await LivePostRepository(backend: memory).findAll(query: query).value.map(\.id)
-        #expect(try await LivePostRepository(backend: live).findAll(query: query).value.map(\.id) == expected)
+        let expected = try await PostRepository(backend: memory).findAll(query: query).value.map(\.id)
+        #expect(try await PostRepository(backend: live).findAll(query: query).value.map(\.id) == expected)
         #expect(!expected.isEmpty)
     }
 
@@ -110,8 +110,8 @@ private struct LiveNewComment: Encodable, Sendable {
         let live = try Self.live()
         let memory = try await Self.mirror(of: live)
         let query = Query().sorted(by: "title")
-        func page(_ backend: any Backend) async throws -> Page<LivePost> {
-            try await LivePostRepository(backend: backend).scoped(
+        func page(_ backend: any Backend) async throws -> Page<Post> {
+            try await PostRepository(backend: backend).scoped(
                 to: 4, in: LiveUserRepository(backend: backend)
             )
             .findPage(2, size: 3, query: query).value
@@ -123,13 +123,13 @@ private struct LiveNewComment: Encodable, Sendable {
         #expect(actual.hasNext && actual.hasPrevious)
 
         var ids: [Int] = []
-        for try await page in LivePostRepository(backend: live).scoped(
+        for try await page in PostRepository(backend: live).scoped(
             to: 4, in: LiveUserRepository(backend: live)
         )
         .pages(size: 4, query: query) {
             ids += page.items.map(\.id)
         }
-        let all = try await LivePostRepository(backend: memory).scoped(
+        let all = try await PostRepository(backend: memory).scoped(
             to: 4, in: LiveUserRepository(backend: memory)
         )
         .findAll(query: query).value
@@ -160,9 +160,9 @@ private struct LiveNewComment: Encodable, Sendable {
     func writes() async throws {
         let backend = URLSessionBackend(baseURL: try LiveServer.drfSpace())
         let users = LiveUserRepository(backend: backend)
-        let hers = LivePostRepository(backend: backend).scoped(to: 3, in: users)
+        let hers = PostRepository(backend: backend).scoped(to: 3, in: users)
 
-        let created = try await hers.create(LiveNewPost(userId: 9, title: "scoped", body: "text")).value
+        let created = try await hers.create(NewPost(userId: 9, title: "scoped", body: "text")).value
         #expect(created.id == 101)
         #expect(created.userId == 3)
         #expect(try await hers.findAll(query: ["title": "scoped"]).value == [created])
@@ -175,9 +175,9 @@ private struct LiveNewComment: Encodable, Sendable {
         try await hers.delete(id: 101).value
         #expect(await hers.findByID(101).result.failure?.caseName == "notFound")
 
-        let post = try await LivePostRepository(backend: backend).findByID(7).value
+        let post = try await PostRepository(backend: backend).findByID(7).value
         let comments = LiveCommentRepository(backend: backend).scoped(
-            to: post, in: LivePostRepository(backend: backend))
+            to: post, in: PostRepository(backend: backend))
         let comment = try await comments.create(LiveNewComment(name: "n", email: "e@x.example", body: "b"))
             .value
         #expect(comment.postId == 7)

@@ -1,38 +1,11 @@
 import Depot
 import Foundation
 
-/// A post as JSONPlaceholder (and the DRF app) serves it.
-struct LivePost: Codable, Identifiable, Sendable, Equatable {
-    var id: Int
-    var userId: Int
-    var title: String
-    var body: String
-}
-
-/// A post without an id, for `create(_ draft:)`.
-struct LiveNewPost: Encodable, Sendable {
-    var userId: Int
-    var title: String
-    var body: String
-}
-
 /// A user, reduced to what the tests read.
 struct LiveUser: Codable, Identifiable, Sendable, Equatable {
     var id: Int
     var name: String
     var email: String
-}
-
-/// The repository a user of Depot would write for `/posts`.
-struct LivePostRepository: CRUDRepository, PagedRepository {
-    typealias Entity = LivePost
-    let backend: any Backend
-    let name = "posts"
-
-    /// `GET /posts?userId=…`.
-    func findAll(byUser userID: Int) -> Future<[LivePost], ServiceError> {
-        findAll(query: ["userId": userID])
-    }
 }
 
 /// The repository a user of Depot would write for `/users`.
@@ -42,7 +15,7 @@ struct LiveUserRepository: Readable {
     let name = "users"
 
     /// A custom endpoint: `GET /users/:id/posts`.
-    func posts(of userID: Int) -> Future<[LivePost], ServiceError> {
+    func posts(of userID: Int) -> Future<[Post], ServiceError> {
         request(.get, ["users", String(userID), "posts"])
     }
 }

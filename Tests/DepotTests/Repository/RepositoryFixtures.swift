@@ -2,35 +2,10 @@ import Depot
 import DepotFixtures
 import Foundation
 
-/// A post as JSONPlaceholder serves it.
-struct Post: Codable, Identifiable, Sendable, Equatable {
-    var id: Int
-    var userId: Int
-    var title: String
-    var body: String
-}
-
-/// A post without an id, for `create(_ draft:)`.
-struct NewPost: Encodable, Sendable {
-    var userId: Int
-    var title: String
-    var body: String
-}
-
 /// A user, reduced to what the tests read.
 struct User: Codable, Identifiable, Sendable, Equatable {
     var id: Int
     var name: String
-}
-
-struct PostRepository: CRUDRepository, PagedRepository {
-    typealias Entity = Post
-    let backend: any Backend
-    let name = "posts"
-
-    func findAll(byUser userID: Int) -> Future<[Post], ServiceError> {
-        findAll(query: ["userId": userID])
-    }
 }
 
 struct UserRepository: Readable {
