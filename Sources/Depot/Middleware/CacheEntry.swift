@@ -67,6 +67,21 @@ struct CacheEntry: Sendable {
         varying.allSatisfy { name, values in request.headers.values(for: name) == values }
     }
 
+    /// Whether a `304` may refresh this entry (RFC 9111 §4.3.4): it names no entity tag,
+    /// or the stored one (compared weakly, RFC 9110 §8.8.3.2). A `304` with another tag
+    /// validates some other representation, not the stored body.
+    func isValidated(by notModified: BackendResponse) -> Bool {
+        guard let tag = notModified.headers["ETag"] else { return true }
+        guard let entityTag else { return false }
+        return Self.opaqueTag(tag) == Self.opaqueTag(entityTag)
+    }
+
+    /// `"v1"` for `W/"v1"` and for `"v1"`.
+    private static func opaqueTag(_ tag: String) -> Substring {
+        let trimmed = tag.trimmingCharacters(in: .whitespaces)
+        return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
+    }
+
     /// `request` with this entry's validators added: `If-None-Match` with the `ETag`
     /// and `If-Modified-Since` with the `Last-Modified`, whichever the entry has.
     func revalidating(_ request: BackendRequest) -> BackendRequest {

@@ -119,9 +119,28 @@ public final class CacheMiddleware: Middleware {
                 return entry
             }
             let sent = stored?.revalidating(request) ?? request
-            return next(sent).run { result in
-                completion(self.settle(result, of: request, key: key, using: stored))
-            }
+            let work = SerialCancellable()
+            work.setFirst(
+                next(sent).run { result in
+                    // A 304 naming another entity tag does not validate what is stored:
+                    // forget it and ask once more, without validators.
+                    if case .success(let response) = result, response.status == 304, let stored,
+                        !stored.isValidated(by: response)
+                    {
+                        self.store.withLock { store in
+                            if store.entries.peek(key)?.serial == stored.serial {
+                                store.entries.removeValue(for: key)
+                            }
+                        }
+                        work.set(
+                            next(request).run {
+                                completion(self.settle($0, of: request, key: key, using: nil))
+                            })
+                        return
+                    }
+                    completion(self.settle(result, of: request, key: key, using: stored))
+                })
+            return work
         }
     }
 

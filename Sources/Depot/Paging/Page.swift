@@ -18,6 +18,10 @@ public struct Page<Entity: Sendable>: Sendable {
     /// number; `nil` on the last page. Pass it to
     /// ``PagedRepository/findPage(at:number:size:query:)`` to fetch that page.
     public var nextAddress: PageAddress?
+    /// A hash of the body the page was decoded from, so that a walk can tell a server
+    /// that ignores the paging parameters (and answers the same page again) from one
+    /// that pages; `nil` for pages built by hand.
+    var fingerprint: Int?
 
     /// Creates a page.
     public init(
@@ -43,7 +47,7 @@ public struct Page<Entity: Sendable>: Sendable {
     /// The number of pages, when the total is known.
     public var pageCount: Int? {
         guard let total, size > 0 else { return nil }
-        return (total + size - 1) / size
+        return total / size + (total % size == 0 ? 0 : 1)
     }
 
     /// Whether this is the last page.
@@ -52,4 +56,11 @@ public struct Page<Entity: Sendable>: Sendable {
     }
 }
 
-extension Page: Equatable where Entity: Equatable {}
+extension Page: Equatable where Entity: Equatable {
+    /// Pages are equal when everything they tell the caller is.
+    public static func == (lhs: Page, rhs: Page) -> Bool {
+        lhs.items == rhs.items && lhs.number == rhs.number && lhs.size == rhs.size && lhs.total == rhs.total
+            && lhs.hasNext == rhs.hasNext && lhs.hasPrevious == rhs.hasPrevious && lhs.links == rhs.links
+            && lhs.nextAddress == rhs.nextAddress
+    }
+}

@@ -30,6 +30,13 @@ public enum PageAddress: Sendable, Hashable {
         isLink(value) ? .href(value) : .cursor(value)
     }
 
+    /// Page `number + 1`, or `nil` when `number` is the largest `Int` (a server that
+    /// claims such a page has no page after it that can be asked for).
+    static func page(after number: Int) -> PageAddress? {
+        let (next, overflow) = number.addingReportingOverflow(1)
+        return overflow ? nil : .number(next)
+    }
+
     /// Whether `value` is an absolute URL or an absolute path rather than a token.
     static func isLink(_ value: String) -> Bool {
         if value.hasPrefix("/") { return true }

@@ -25,6 +25,23 @@ enum PageRequest {
         return BackendRequest(method: .get, segments: segments, query: items)
     }
 
+    /// `href` resolved against the page request it came with (RFC 8288 §3.2, RFC 3986
+    /// §5): a relative reference such as `?page=2` or `posts?page=2` becomes a path
+    /// relative to the backend's base, as the backends expect; an absolute URL or an
+    /// absolute path is kept as it is.
+    static func resolve(_ href: String, from request: BackendRequest) -> String {
+        guard !href.isEmpty, !href.hasPrefix("/"), !PageAddress.isLink(href), !href.contains("://") else {
+            return href
+        }
+        let isAbsolute = request.path.contains("://") || request.path.hasPrefix("/")
+        let placeholder = "http://depot.invalid/"
+        guard
+            let base = URL(string: isAbsolute ? request.path : placeholder + request.path),
+            let resolved = URL(string: href, relativeTo: base)?.absoluteString
+        else { return href }
+        return resolved.hasPrefix(placeholder) ? String(resolved.dropFirst(placeholder.count)) : resolved
+    }
+
     /// `href` without its fragment, split into the part before `?` and the query
     /// items after it (`+` is a space, then percent-decoding, as a server reads them).
     /// A query that does not decode stays in the path as it was sent.

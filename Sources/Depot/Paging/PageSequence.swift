@@ -4,9 +4,11 @@
 /// It starts at page 1 and then asks for each page's ``Page/nextAddress`` (the
 /// server's `next` URL or cursor, or the next page number). It ends after a page
 /// without a next page and never yields an empty page; a failure ends it by throwing
-/// the ``ServiceError``. A server that sends the same next page twice would make it
-/// loop forever, so it then throws ``ServiceError/decoding(_:)`` instead (after
-/// yielding the pages before).
+/// the ``ServiceError``. A server that sends the same next page twice, or answers
+/// every page number with the same page (it ignores the paging parameters), would
+/// make it loop forever, so it then throws ``ServiceError/decoding(_:)`` instead
+/// (after yielding the pages before). Cancelling the iterating task ends it with
+/// ``ServiceError/cancelled``.
 ///
 /// ```swift
 /// for try await page in posts.pages(size: 20) {
@@ -52,6 +54,7 @@ public struct PageSequence<Entity: Sendable>: AsyncSequence, Sendable {
         private var pending: PageAddress?
         private var number = 1
         private var visited: Set<PageAddress> = []
+        private var lastFingerprint: Int?
 
         init(start: PageAddress, fetch: @escaping Fetch, followsAddresses: Bool) {
             self.fetch = fetch
@@ -61,12 +64,16 @@ public struct PageSequence<Entity: Sendable>: AsyncSequence, Sendable {
 
         /// The next page, or `nil` after the last.
         ///
-        /// - Throws: the ``ServiceError`` that fetching the page met, or
+        /// - Throws: the ``ServiceError`` that fetching the page met;
+        ///   ``ServiceError/cancelled`` when the iterating task is cancelled; or
         ///   ``ServiceError/decoding(_:)`` when the server sent a next page that was
-        ///   already fetched.
+        ///   already fetched, or answered two page requests in a row with the same body
+        ///   (a server that ignores the paging parameters).
         public mutating func next() async throws -> Page<Entity>? {
             guard let address = pending else { return nil }
             pending = nil
+            // A walk over an in-memory backend never suspends, so it checks by itself.
+            if Task.isCancelled { throw ServiceError.cancelled }
             guard visited.insert(address).inserted else {
                 throw ServiceError.decoding(
                     DecodingFailure(
@@ -78,8 +85,21 @@ public struct PageSequence<Entity: Sendable>: AsyncSequence, Sendable {
             let page = try await fetch(address, number).value
             number += 1
             guard !page.items.isEmpty else { return nil }
+            if let fingerprint = page.fingerprint {
+                guard fingerprint != lastFingerprint else {
+                    throw ServiceError.decoding(
+                        DecodingFailure(
+                            type: "Page", codingPath: "(body)",
+                            description:
+                                "the server answered \(address) with the same page as the one before; "
+                                + "it seems to ignore the paging parameters, so the walk stopped"))
+                }
+                lastFingerprint = fingerprint
+            }
             if page.hasNext {
-                pending = followsAddresses ? page.nextAddress ?? .number(page.number + 1) : .number(number)
+                pending =
+                    followsAddresses
+                    ? page.nextAddress ?? PageAddress.page(after: page.number) : .number(number)
             }
             return page
         }

@@ -85,13 +85,16 @@ extension PagedRepository {
                     let entities =
                         layout.isPastTheEnd
                         ? [] : try coding.decode([Entity].self, from: response.body, at: layout.itemsPath)
-                    let hasNext =
+                    let hasMore =
                         !layout.isPastTheEnd
                         && (layout.hasNext ?? (layout.next != nil || entities.count == size))
-                    return Page(
-                        items: entities, number: number, size: size, total: layout.total, hasNext: hasNext,
-                        hasPrevious: number > 1, links: layout.links,
-                        nextAddress: hasNext ? layout.next ?? .number(number + 1) : nil)
+                    var next = hasMore ? layout.next ?? PageAddress.page(after: number) : nil
+                    if case .href(let href) = next { next = .href(PageRequest.resolve(href, from: request)) }
+                    var page = Page(
+                        items: entities, number: number, size: size, total: layout.total,
+                        hasNext: next != nil, hasPrevious: number > 1, links: layout.links, nextAddress: next)
+                    page.fingerprint = Self.fingerprint(of: response.body)
+                    return page
                 })
         }
         return page.recover { error in
@@ -110,14 +113,14 @@ extension PagedRepository {
     public func findPage(after page: Page<Entity>, query: Query = Query())
         -> Future<Page<Entity>, ServiceError>
     {
-        let next = page.nextAddress ?? .number(page.number + 1)
-        guard page.hasNext else {
+        let number = page.number == .max ? page.number : page.number + 1
+        guard page.hasNext, let next = page.nextAddress ?? PageAddress.page(after: page.number) else {
             return .success(
                 Page(
-                    items: [], number: page.number + 1, size: page.size, total: page.total, hasNext: false,
+                    items: [], number: number, size: page.size, total: page.total, hasNext: false,
                     hasPrevious: true))
         }
-        return findPage(at: next, number: page.number + 1, size: page.size, query: query)
+        return findPage(at: next, number: number, size: page.size, query: query)
     }
 
     /// Every page of `size`, in order.
@@ -131,5 +134,13 @@ extension PagedRepository {
         PageSequence(startingAt: .number(1)) { address, number in
             findPage(at: address, number: number, size: size, query: query)
         }
+    }
+
+    /// A hash of a page's whole body, for ``PageSequence`` to notice a server that
+    /// answers every page number with the same page.
+    static func fingerprint(of body: Data) -> Int {
+        var hasher = Hasher()
+        body.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
     }
 }

@@ -7,11 +7,17 @@ extension Updatable {
     /// server answers `412` and the future fails with an error whose
     /// ``ServiceError/isPreconditionFailed`` is `true`, instead of overwriting their change.
     ///
+    /// `If-Match` compares tags strongly (RFC 9110 §13.1.1): a weak tag (`W/"…"`, as
+    /// Express and json-server send) never matches, so a standards-following server
+    /// refuses every such write. Use it with strong tags only.
+    ///
     /// ```swift
     /// let response = try await posts.send(.get, posts.segments(for: 1)).value
     /// var post = try posts.coding.decode(Post.self, from: response.body)
     /// post.title = "Edited"
-    /// let saved = try await posts.update(post, ifMatch: response.headers["ETag"] ?? "*").value
+    /// if let tag = response.headers["ETag"], !tag.hasPrefix("W/") {
+    ///     let saved = try await posts.update(post, ifMatch: tag).value
+    /// }
     /// ```
     public func update(_ entity: Entity, ifMatch entityTag: String) -> Future<Entity, ServiceError> {
         request(.put, segments(for: entity.id), body: .json(entity), headers: ["If-Match": entityTag])

@@ -43,6 +43,40 @@ struct CacheMiddlewareTests {
         #expect(second.headers["Content-Type"] == "application/json")
     }
 
+    @Test("a 304 naming another ETag does not validate the stored body: it is dropped and asked for again")
+    func a304ForAnotherTagIsNotServedFromTheStore() async throws {
+        let date = "Tue, 15 Nov 1994 12:45:26 GMT"
+        let backend = ScriptedBackend([
+            .status(200, headers: ["ETag": "\"v1\"", "Last-Modified": date], body: "one"),
+            // A server that honours If-Modified-Since but not If-None-Match, after a change.
+            .status(304, headers: ["ETag": "\"v2\""]),
+            .status(200, headers: ["ETag": "\"v2\""], body: "two"),
+        ])
+        let client = backend.with(.cache())
+
+        _ = try await client.send(Self.get("posts/1")).value
+        let second = try await client.send(Self.get("posts/1")).value
+
+        #expect(second.status == 200)
+        #expect(second.body == Data("two".utf8))
+        #expect(backend.requests.count == 3)
+        #expect(backend.requests[2].headers["If-None-Match"] == nil)
+        #expect(backend.requests[2].headers["If-Modified-Since"] == nil)
+    }
+
+    @Test("a 304 with the stored tag, weak or strong, refreshes the entry")
+    func weakAndStrongTagsBothValidate() async throws {
+        let backend = ScriptedBackend([
+            .status(200, headers: ["ETag": "\"v1\""], body: "one"),
+            .status(304, headers: ["ETag": "W/\"v1\""]),
+        ])
+        let client = backend.with(.cache())
+        _ = try await client.send(Self.get("posts/1")).value
+        let second = try await client.send(Self.get("posts/1")).value
+        #expect(second.body == Data("one".utf8))
+        #expect(backend.requests.count == 2)
+    }
+
     @Test func lastModifiedIsSentBackAsIfModifiedSince() async throws {
         let date = "Tue, 15 Nov 1994 12:45:26 GMT"
         let backend = ScriptedBackend([

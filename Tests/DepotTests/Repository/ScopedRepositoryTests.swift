@@ -219,13 +219,17 @@ struct ScopedRepositoryTests {
         #expect(page.total == 10)
     }
 
-    @Test("scoped repositories have exactly their base's capabilities")
+    @Test("a scoped repository has its base's capabilities and no others")
     func conformances() {
-        func isPaged<R: PagedRepository>(_: R) -> Bool { true }
-        func isCRUD<R: CRUDRepository>(_: R) -> Bool { true }
-        func isReadable<R: Readable>(_: R) -> Bool { true }
-        #expect(isPaged(posts.scoped(to: 1, in: users)))
-        #expect(isCRUD(posts.scoped(to: 1, in: users)))
-        #expect(isReadable(users.scoped(under: ["teams", "1"])))
+        let scopedPosts: Any = posts.scoped(to: 1, in: users)
+        let scopedUsers: Any = users.scoped(under: ["teams", "1"])
+        #expect(scopedPosts is any PagedRepository)
+        #expect(scopedPosts is any Creatable)
+        #expect(scopedPosts is any Updatable)
+        #expect(scopedPosts is any Deletable)
+        #expect(scopedUsers is any Readable)
+        #expect(!(scopedUsers is any Creatable))
+        #expect(!(scopedUsers is any Deletable))
+        #expect(!(scopedUsers is any PagedRepository))
     }
 }

@@ -92,7 +92,7 @@ public struct EnvelopePagination: PaginationStyle {
             if let link = EnvelopeReader.link("next", value) { links.append(link) }
         } else if let total {
             hasNext = PageLayout.hasMore(total: total, page: number, size: size)
-            next = hasNext == true ? .number(number + 1) : nil
+            next = hasNext == true ? PageAddress.page(after: number) : nil
         }
         if let previousPath, let link = EnvelopeReader.link("prev", envelope.value(at: previousPath)) {
             links.append(link)
@@ -115,7 +115,7 @@ public struct EnvelopePagination: PaginationStyle {
     {
         switch value {
         case nil, .bool(false): return nil
-        case .bool(true): return .number(number + 1)
+        case .bool(true): return PageAddress.page(after: number)
         case .string(let text) where text.isEmpty: return nil
         case .string(let text) where PageAddress.isLink(text): return .href(text)
         default:

@@ -48,11 +48,22 @@ public struct GrapePagination: PaginationStyle {
         let next: PageAddress?
         if let text = response.headers[nextPageHeader] {
             let isLast = text.trimmingCharacters(in: .whitespaces).isEmpty
-            next =
-                isLast
-                ? nil : try PageHeaders.integer(nextPageHeader, in: response.headers).map { .number($0) }
+            if isLast {
+                next = nil
+            } else {
+                let page = try PageHeaders.integer(nextPageHeader, in: response.headers)
+                guard let page, page >= 1 else {
+                    throw .decoding(
+                        DecodingFailure(
+                            type: "Int", codingPath: "header \(nextPageHeader)",
+                            description: "expected a page number from 1, got \"\(text.prefix(100))\""))
+                }
+                next = .number(page)
+            }
         } else if let total {
-            next = PageLayout.hasMore(total: total, page: number, size: size) ? .number(number + 1) : nil
+            next =
+                PageLayout.hasMore(total: total, page: number, size: size)
+                ? PageAddress.page(after: number) : nil
         } else {
             return PageLayout(links: links)
         }

@@ -39,7 +39,7 @@ public struct JSONServerPagination: PaginationStyle {
             total.map { PageLayout.hasMore(total: $0, page: number, size: size) }
             ?? (links.isEmpty ? nil : nextLink != nil)
         let next: PageAddress? =
-            hasNext == true ? nextLink.map { .href($0.href) } ?? .number(number + 1) : nil
+            hasNext == true ? nextLink.map { .href($0.href) } ?? PageAddress.page(after: number) : nil
         return PageLayout(total: total, hasNext: hasNext, links: links, next: next)
     }
 }
