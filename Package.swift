@@ -17,6 +17,13 @@ let package = Package(
             path: "Examples/JSONPlaceholder"
         ),
         .executableTarget(name: "AcmeFlix", dependencies: ["Depot"], path: "Examples/AcmeFlix"),
+        // Depot next to the code a user would write by hand: `swift run -c release depot-benchmarks`
+        // (`bash scripts/bench` for the network cases).
+        .executableTarget(
+            name: "depot-benchmarks",
+            dependencies: ["Depot", "DepotFixtures"],
+            path: "Benchmarks/DepotBenchmarks"
+        ),
         .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures"]),
     ],
     swiftLanguageModes: [.v6]

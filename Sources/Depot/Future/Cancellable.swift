@@ -61,15 +61,21 @@ public final class CancellationToken: Cancellable, @unchecked Sendable {
 ///
 /// `flatMap` starts a second future only after the first finishes; this box lets the
 /// one `Cancellable` returned to the caller reach both. Setting a new inner value
-/// after cancellation cancels that value at once.
-final class SerialCancellable: Cancellable, @unchecked Sendable {
-    private let state = Locked<(cancelled: Bool, current: (any Cancellable)?, advanced: Bool)>(
-        (false, nil, false))
+/// after cancellation cancels that value at once. Copies share one state (a single
+/// allocation), so it costs one heap object per chain step.
+@usableFromInline
+struct SerialCancellable: Cancellable {
+    @usableFromInline
+    let state: Locked<(cancelled: Bool, current: (any Cancellable)?, advanced: Bool)>
 
-    init() {}
+    @inlinable
+    init() {
+        state = Locked((false, nil, false))
+    }
 
     /// `true` the first time only: lets a chain take its next step once even when the
     /// step before it reports twice by mistake.
+    @inlinable
     func advance() -> Bool {
         state.withLock { state in
             defer { state.advanced = true }
@@ -79,6 +85,7 @@ final class SerialCancellable: Cancellable, @unchecked Sendable {
 
     /// Records the first step, unless a later step already replaced it (which
     /// happens when the first step completed synchronously).
+    @inlinable
     func setFirst(_ cancellable: any Cancellable) {
         let cancelled = state.withLock { state -> Bool in
             if !state.cancelled && state.current == nil { state.current = cancellable }
@@ -88,6 +95,7 @@ final class SerialCancellable: Cancellable, @unchecked Sendable {
     }
 
     /// Records the step that runs now.
+    @inlinable
     func set(_ cancellable: any Cancellable) {
         let cancelled = state.withLock { state -> Bool in
             if !state.cancelled { state.current = cancellable }
@@ -96,6 +104,7 @@ final class SerialCancellable: Cancellable, @unchecked Sendable {
         if cancelled { cancellable.cancel() }
     }
 
+    @inlinable
     func cancel() {
         let current = state.withLock { state -> (any Cancellable)? in
             if state.cancelled { return nil }
@@ -108,7 +117,12 @@ final class SerialCancellable: Cancellable, @unchecked Sendable {
 }
 
 /// A ``Cancellable`` for work that cannot be stopped, such as an already known value.
+@usableFromInline
 struct NotCancellable: Cancellable {
+    @inlinable
+    init() {}
+
+    @inlinable
     func cancel() {}
 }
 

@@ -2,6 +2,7 @@ import Foundation
 
 extension Future {
     /// Transforms the value when the work succeeds; failures pass through.
+    @inlinable
     public func map<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> NewValue
     ) -> Future<NewValue, Failure> {
@@ -11,6 +12,7 @@ extension Future {
     }
 
     /// Transforms the failure; values pass through.
+    @inlinable
     public func mapError<NewFailure: Error>(
         _ transform: @escaping @Sendable (Failure) -> NewFailure
     ) -> Future<Value, NewFailure> {
@@ -22,6 +24,7 @@ extension Future {
     /// Starts the future `transform` makes from the value, after this one succeeds.
     ///
     /// Cancelling the chain cancels whichever step is running.
+    @inlinable
     public func flatMap<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
     ) -> Future<NewValue, Failure> {
@@ -41,6 +44,7 @@ extension Future {
     }
 
     /// Jayme's name for ``flatMap(_:)``: do this, and then that.
+    @inlinable
     public func andThen<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
     ) -> Future<NewValue, Failure> {
@@ -54,6 +58,7 @@ extension Future {
     ///     error == .notFound ? .success(.guest) : .failure(error)
     /// }
     /// ```
+    @inlinable
     public func recover(
         _ handler: @escaping @Sendable (Failure) -> Future<Value, Failure>
     ) -> Future<Value, Failure> {
@@ -73,6 +78,7 @@ extension Future {
     }
 
     /// Calls `body` with the outcome before passing it on, for side effects such as logging.
+    @inlinable
     public func handleResult(
         _ body: @escaping @Sendable (Result<Value, Failure>) -> Void
     ) -> Future<Value, Failure> {
@@ -88,6 +94,7 @@ extension Future {
     ///
     /// Without it the completion runs where the work finished (a URLSession delegate
     /// queue, a backend's queue, or the caller's thread for an immediate value).
+    @inlinable
     public func receive(on queue: DispatchQueue) -> Future<Value, Failure> {
         Future { completion in
             run { result in queue.async { completion(result) } }

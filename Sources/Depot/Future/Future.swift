@@ -28,6 +28,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
 
     /// The work; it may call the completion more than once only by mistake,
     /// and ``start(_:)`` guards against that.
+    @usableFromInline
     let operation: @Sendable (@escaping Completion) -> any Cancellable
 
     /// Creates a future from the work that produces its outcome.
@@ -35,6 +36,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// `operation` runs once per ``start(_:)``. It must call the completion it is
     /// given (once), and return a ``Cancellable`` that stops the work; return a
     /// ``CancellationToken`` when you need one to watch.
+    @inlinable
     public init(_ operation: @escaping @Sendable (@escaping Completion) -> any Cancellable) {
         self.operation = operation
     }
@@ -43,20 +45,28 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     ///
     /// - Returns: a ``Cancellable`` that stops the work. Cancelling a backend
     ///   request completes it with ``ServiceError/cancelled``.
+    @inlinable
     @discardableResult
     public func start(_ completion: @escaping Completion) -> any Cancellable {
-        let once = Once(completion)
-        return operation { result in once.fire(result) }
+        let pending = Locked<Completion?>(completion)
+        return operation { result in
+            // The first outcome takes the completion; any later one finds nothing.
+            pending.withLock { pending in
+                defer { pending = nil }
+                return pending
+            }?(result)
+        }
     }
 
     /// Runs the work without the exactly-once guard; for composing futures, whose
     /// outer ``start(_:)`` already guards the final completion.
-    @inline(__always)
+    @inlinable
     func run(_ completion: @escaping Completion) -> any Cancellable {
         operation(completion)
     }
 
     /// A future that succeeds with `value` as soon as it starts.
+    @inlinable
     public static func success(_ value: Value) -> Future {
         Future { completion in
             completion(.success(value))
@@ -65,6 +75,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// A future that fails with `error` as soon as it starts.
+    @inlinable
     public static func failure(_ error: Failure) -> Future {
         Future { completion in
             completion(.failure(error))
@@ -73,28 +84,11 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     }
 
     /// A future that ends with `result` as soon as it starts.
+    @inlinable
     public init(result: Result<Value, Failure>) {
         self.init { completion in
             completion(result)
             return NotCancellable()
         }
-    }
-}
-
-/// Delivers a result to a completion at most once, whatever the work does.
-private final class Once<Value: Sendable, Failure: Error>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var completion: (@Sendable (Result<Value, Failure>) -> Void)?
-
-    init(_ completion: @escaping @Sendable (Result<Value, Failure>) -> Void) {
-        self.completion = completion
-    }
-
-    func fire(_ result: Result<Value, Failure>) {
-        lock.lock()
-        let completion = self.completion
-        self.completion = nil
-        lock.unlock()
-        completion?(result)
     }
 }

@@ -2,21 +2,103 @@ import Foundation
 
 /// A value guarded by a lock, shared between threads.
 ///
-/// Depot supports platforms older than the `Synchronization` module, so it keeps
-/// this small wrapper around `NSLock` instead of `Mutex`.
-final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
+/// Copies share the same value and lock (the storage is one heap object), so a
+/// `Locked` is passed around like a reference. Depot supports platforms older than
+/// the `Synchronization` module, so instead of `Mutex` it keeps the platform's
+/// cheapest lock (`os_unfair_lock` on Apple platforms, a `pthread_mutex_t`
+/// elsewhere) inline in the same allocation as the value: one allocation, no
+/// Objective-C-style object, which matters on the hot path of every `Future`.
+@usableFromInline
+struct Locked<State>: @unchecked Sendable {
+    @usableFromInline
+    let storage: LockStorage<State>
 
+    /// A lock guarding `state`.
+    @inlinable
     init(_ state: State) {
-        self.state = state
+        storage = LockStorage.make(state)
     }
 
     /// Runs `body` with exclusive access to the state.
-    @inline(__always)
+    @inlinable
     func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
+        try storage.withUnsafeMutablePointers { state, lock in
+            LockPrimitive.lock(lock)
+            defer { LockPrimitive.unlock(lock) }
+            return try body(&state.pointee)
+        }
     }
 }
+
+/// The heap object behind a ``Locked``: the state as the header, the lock as the one
+/// tail element (a stable address, as the platform lock needs).
+@usableFromInline
+final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
+    /// A new storage holding `state`, with its lock initialized.
+    @inlinable
+    static func make(_ state: State) -> LockStorage<State> {
+        let buffer = create(minimumCapacity: 1) { _ in state }
+        let storage = unsafeDowncast(buffer, to: LockStorage<State>.self)
+        storage.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
+        return storage
+    }
+
+    deinit {
+        withUnsafeMutablePointerToElements { LockPrimitive.destroy($0) }
+    }
+}
+
+#if canImport(Darwin)
+    /// The platform lock: `os_unfair_lock`.
+    @usableFromInline
+    typealias LockPrimitive = os_unfair_lock
+
+    extension os_unfair_lock {
+        @inlinable
+        static func initialize(_ lock: UnsafeMutablePointer<os_unfair_lock>) {
+            lock.initialize(to: os_unfair_lock())
+        }
+
+        @inlinable
+        static func destroy(_ lock: UnsafeMutablePointer<os_unfair_lock>) {
+            lock.deinitialize(count: 1)
+        }
+
+        @inlinable
+        static func lock(_ lock: UnsafeMutablePointer<os_unfair_lock>) {
+            os_unfair_lock_lock(lock)
+        }
+
+        @inlinable
+        static func unlock(_ lock: UnsafeMutablePointer<os_unfair_lock>) {
+            os_unfair_lock_unlock(lock)
+        }
+    }
+#else
+    /// The platform lock: a default (non-recursive) `pthread_mutex_t`.
+    @usableFromInline
+    typealias LockPrimitive = pthread_mutex_t
+
+    extension pthread_mutex_t {
+        @inlinable
+        static func initialize(_ lock: UnsafeMutablePointer<pthread_mutex_t>) {
+            pthread_mutex_init(lock, nil)
+        }
+
+        @inlinable
+        static func destroy(_ lock: UnsafeMutablePointer<pthread_mutex_t>) {
+            pthread_mutex_destroy(lock)
+            lock.deinitialize(count: 1)
+        }
+
+        @inlinable
+        static func lock(_ lock: UnsafeMutablePointer<pthread_mutex_t>) {
+            pthread_mutex_lock(lock)
+        }
+
+        @inlinable
+        static func unlock(_ lock: UnsafeMutablePointer<pthread_mutex_t>) {
+            pthread_mutex_unlock(lock)
+        }
+    }
+#endif

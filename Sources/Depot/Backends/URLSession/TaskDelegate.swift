@@ -21,13 +21,33 @@ final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     /// The headers that carry credentials and stay with their origin.
     static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
 
-    private let origin: Origin?
+    private let start: Start
     private let crossedOrigin = Locked(false)
     private let challenge = Locked<HTTPURLResponse?>(nil)
 
+    /// Where the request was first sent.
+    private enum Start: Sendable {
+        case origin(Origin?)
+        case url(URL?)
+    }
+
     /// A delegate for a request first sent to `origin`.
     init(origin: Origin?) {
-        self.origin = origin
+        start = .origin(origin)
+    }
+
+    /// A delegate for a request first sent to `url`; its origin is worked out only
+    /// when a redirect comes, so that requests that are not redirected never pay for it.
+    init(url: URL?) {
+        start = .url(url)
+    }
+
+    /// The origin the request was first sent to.
+    private var origin: Origin? {
+        switch start {
+        case .origin(let origin): return origin
+        case .url(let url): return url.flatMap(Origin.init)
+        }
     }
 
     func urlSession(

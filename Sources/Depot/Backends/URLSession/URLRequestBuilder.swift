@@ -10,6 +10,16 @@ struct URLRequestBuilder: Sendable {
     let baseURL: URL
     let headers: HTTPHeaders
     let timeout: TimeInterval?
+    /// `baseURL` taken apart once, not on every request; `nil` when it is not an
+    /// `http` or `https` URL with a host.
+    private let base: BaseURL?
+
+    init(baseURL: URL, headers: HTTPHeaders, timeout: TimeInterval?) {
+        self.baseURL = baseURL
+        self.headers = headers
+        self.timeout = timeout
+        self.base = BaseURL(baseURL)
+    }
 
     /// The `URLRequest` to send for `request`.
     ///
@@ -34,8 +44,18 @@ struct URLRequestBuilder: Sendable {
         }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
-        for name in fields.names {
-            urlRequest.setValue(fields.values(for: name).joined(separator: ", "), forHTTPHeaderField: name)
+        let list = Array(fields)
+        let distinct = list.indices.allSatisfy { index in
+            !list[..<index].contains { $0.name.caseInsensitiveEquals(list[index].name) }
+        }
+        if distinct {
+            // The common case: one value per name, set as is.
+            for field in list { urlRequest.setValue(field.value, forHTTPHeaderField: field.name) }
+        } else {
+            for name in fields.names {
+                urlRequest.setValue(
+                    fields.values(for: name).joined(separator: ", "), forHTTPHeaderField: name)
+            }
         }
         if !body.isEmpty { urlRequest.httpBody = body }
         // A request with validators (from CacheMiddleware, say) must reach the server and
@@ -49,21 +69,40 @@ struct URLRequestBuilder: Sendable {
     /// The absolute URL for `request`: its path resolved against ``baseURL``, then its
     /// query items, encoded per RFC 3986.
     func url(for request: BackendRequest) throws(ServiceError) -> URL {
-        guard let base = BaseURL(baseURL) else {
+        guard let base else {
             throw .invalidRequest(
                 "the base URL \(baseURL.absoluteString) is not an http or https URL with a host")
         }
-        var reference = Substring(request.path)
+        let encoded = QueryEncoding.encode(request.query)
+        let target: String
+        var query = ""
+        if Self.isPlainRelative(request.path) {
+            // The common case (`posts/1`): no query, fragment, scheme or leading slash.
+            target = base.directory + request.path
+            query = encoded
+        } else {
+            target = try resolvedTarget(request.path, base: base, query: &query)
+            if !encoded.isEmpty { query = query.isEmpty ? encoded : query + "&" + encoded }
+        }
+        let string = query.isEmpty ? target : target + "?" + query
+        guard let url = URL(string: string), url.host != nil else {
+            throw .invalidRequest("\(string.prefix(200)) is not a valid URL")
+        }
+        return url
+    }
+
+    /// The URL, without a query, of a path that is not plain relative; the query string
+    /// the path itself carried goes to `query`.
+    private func resolvedTarget(_ fullPath: String, base: BaseURL, query: inout String) throws(ServiceError)
+        -> String
+    {
+        var reference = Substring(fullPath)
         if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
         var path = reference
-        var query = ""
         if let mark = reference.firstIndex(of: "?") {
             path = reference[..<mark]
             query = String(reference[reference.index(after: mark)...])
         }
-        let encoded = QueryEncoding.encode(request.query)
-        if !encoded.isEmpty { query = query.isEmpty ? encoded : query + "&" + encoded }
-
         let target: String
         if path.hasPrefix("//") || Self.hasScheme(path) {
             let absolute = path.hasPrefix("//") ? base.scheme + ":" + path : String(path)
@@ -77,11 +116,16 @@ struct URLRequestBuilder: Sendable {
         } else {
             target = base.directory + path
         }
-        let string = query.isEmpty ? target : target + "?" + query
-        guard let url = URL(string: string), url.host != nil else {
-            throw .invalidRequest("\(string.prefix(200)) is not a valid URL")
+        return target
+    }
+
+    /// Whether `path` is relative with no query, fragment or scheme and no leading `/`
+    /// (`posts/1`), so that it only needs appending to the base.
+    private static func isPlainRelative(_ path: String) -> Bool {
+        guard path.utf8.first != UInt8(ascii: "/") else { return false }
+        return !path.utf8.contains { byte in
+            byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: ":")
         }
-        return url
     }
 
     /// Whether `path` starts with an RFC 3986 scheme (`http:`, `https:`, …).

@@ -21,7 +21,7 @@ struct URLSessionTransport: Backend {
                 return NotCancellable()
             }
             let token = CancellationToken()
-            let delegate = TaskDelegate(origin: urlRequest.url.flatMap(Origin.init))
+            let delegate = TaskDelegate(url: urlRequest.url)
             let task = session.session.dataTask(with: urlRequest) { data, response, error in
                 completion(
                     Self.outcome(

@@ -1,0 +1,140 @@
+import Foundation
+
+/// One comparison: Depot's way and the baseline's way of doing the same work.
+struct BenchmarkCase: Sendable {
+    /// The name in the table and the JSON, such as `inmemory.findAll.photos5000`.
+    let name: String
+    /// The ratio Depot / baseline this case should stay under (reported, not enforced).
+    let target: Double
+    /// Timed rounds by default (each round times one Depot sample and one baseline sample).
+    let rounds: Int
+    /// What one timed sample is, for the table's legend.
+    let sample: String
+    /// Requests sent per sample, for the CPU-per-request line of network cases.
+    var requestsPerSample: Int? = nil
+    /// Whether it needs the loopback server (`--base-url`).
+    var needsServer = false
+    /// Builds the two sides (data, backends, sessions), outside any timing.
+    let prepare: @Sendable (Environment) async throws -> Sides
+}
+
+/// The two closures a case times; each call is one sample.
+struct Sides: Sendable {
+    /// One sample done with Depot.
+    let depot: @Sendable () async throws -> Void
+    /// The same sample written by hand.
+    let baseline: @Sendable () async throws -> Void
+}
+
+/// What the cases may use.
+struct Environment: Sendable {
+    /// The loopback server's URL, when the network cases run.
+    let baseURL: URL?
+}
+
+/// A case's measurements.
+struct CaseResult: Sendable {
+    let name: String
+    let depotMedian: Double
+    let baselineMedian: Double
+    /// The median of the per-round ratios Depot / baseline.
+    let ratio: Double
+    let target: Double
+    let rounds: Int
+    let sample: String
+    /// Process CPU seconds per request, Depot and baseline, for network cases.
+    var cpuPerRequest: (depot: Double, baseline: Double, depotWall: Double, baselineWall: Double)?
+
+    var meetsTarget: Bool { ratio <= target }
+}
+
+/// A bad sample: the work did not produce what it should have.
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// Fails with `message` unless `condition` holds: every sample checks its result, which
+/// also keeps the optimizer from discarding the work.
+func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+    if !condition { throw BenchmarkFailure(message()) }
+}
+
+/// Runs cases with interleaved rounds and takes medians.
+enum Runner {
+    /// Untimed samples of each side before the timed rounds.
+    static let warmUpSamples = 3
+
+    /// Measures `benchmark`: warm-up, then `rounds` rounds of one Depot and one baseline
+    /// sample each, alternating which goes first (A B, B A, A B, …) so that drift in the
+    /// machine's speed falls on both sides alike.
+    static func measure(_ benchmark: BenchmarkCase, environment: Environment, rounds: Int) async throws
+        -> CaseResult
+    {
+        let sides = try await benchmark.prepare(environment)
+        for _ in 0..<warmUpSamples {
+            try await sides.depot()
+            try await sides.baseline()
+        }
+        var depot: [Double] = []
+        var baseline: [Double] = []
+        var depotCPU = 0.0
+        var baselineCPU = 0.0
+        for round in 0..<rounds {
+            if round.isMultiple(of: 2) {
+                let (wall, cpu) = try await time(sides.depot)
+                depot.append(wall)
+                depotCPU += cpu
+                let (baseWall, baseCPU) = try await time(sides.baseline)
+                baseline.append(baseWall)
+                baselineCPU += baseCPU
+            } else {
+                let (baseWall, baseCPU) = try await time(sides.baseline)
+                baseline.append(baseWall)
+                baselineCPU += baseCPU
+                let (wall, cpu) = try await time(sides.depot)
+                depot.append(wall)
+                depotCPU += cpu
+            }
+        }
+        let ratios = zip(depot, baseline).map { $0 / $1 }
+        var measurement = CaseResult(
+            name: benchmark.name, depotMedian: median(depot), baselineMedian: median(baseline),
+            ratio: median(ratios), target: benchmark.target, rounds: rounds, sample: benchmark.sample)
+        if let requests = benchmark.requestsPerSample {
+            let total = Double(requests * rounds)
+            measurement.cpuPerRequest = (
+                depotCPU / total, baselineCPU / total, depot.reduce(0, +) / total,
+                baseline.reduce(0, +) / total
+            )
+        }
+        return measurement
+    }
+
+    /// The wall-clock and process-CPU seconds one sample takes.
+    private static func time(_ sample: @Sendable () async throws -> Void) async throws -> (Double, Double) {
+        let cpuStart = processCPUSeconds()
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await sample()
+        let end = DispatchTime.now().uptimeNanoseconds
+        return (Double(end - start) / 1e9, processCPUSeconds() - cpuStart)
+    }
+
+    /// The median of `values` (the mean of the middle two for an even count).
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return .nan }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
+    }
+
+    /// CPU time used so far by every thread of this process (user + system).
+    static func processCPUSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
