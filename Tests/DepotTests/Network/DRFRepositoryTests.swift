@@ -123,7 +123,7 @@ import Testing
     }
 
     @Test func readsANestedRouteThroughACustomEndpoint() async throws {
-        let users = LiveUserRepository(backend: URLSessionBackend(baseURL: try #require(LiveServer.drf)))
+        let users = UserRepository(backend: URLSessionBackend(baseURL: try #require(LiveServer.drf)))
         let theirs = try await users.posts(of: 3).value
         #expect(theirs.map(\.id) == Array(21...30))
         let user = try await users.findByID(3).value

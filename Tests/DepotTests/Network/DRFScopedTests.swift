@@ -19,7 +19,7 @@ private struct LiveCommentRepository: CRUDRepository {
 private struct LivePostWithRelations: Decodable, Identifiable, Sendable {
     var id: Int
     var comments: [LiveComment]
-    var user: LiveUser
+    var user: User
 }
 
 private struct LivePostWithRelationsRepository: Readable {
@@ -82,7 +82,7 @@ private struct LiveNewComment: Encodable, Sendable {
         let memory = try await Self.mirror(of: live)
         func ids(_ backend: any Backend) async throws -> [Int] {
             let posts = PostRepository(backend: backend).scoped(
-                to: userID, in: LiveUserRepository(backend: backend))
+                to: userID, in: UserRepository(backend: backend))
             return try await posts.findAll(query: query).value.map(\.id)
         }
         let expected = try await ids(memory)
@@ -112,7 +112,7 @@ private struct LiveNewComment: Encodable, Sendable {
         let query = Query().sorted(by: "title")
         func page(_ backend: any Backend) async throws -> Page<Post> {
             try await PostRepository(backend: backend).scoped(
-                to: 4, in: LiveUserRepository(backend: backend)
+                to: 4, in: UserRepository(backend: backend)
             )
             .findPage(2, size: 3, query: query).value
         }
@@ -124,13 +124,13 @@ private struct LiveNewComment: Encodable, Sendable {
 
         var ids: [Int] = []
         for try await page in PostRepository(backend: live).scoped(
-            to: 4, in: LiveUserRepository(backend: live)
+            to: 4, in: UserRepository(backend: live)
         )
         .pages(size: 4, query: query) {
             ids += page.items.map(\.id)
         }
         let all = try await PostRepository(backend: memory).scoped(
-            to: 4, in: LiveUserRepository(backend: memory)
+            to: 4, in: UserRepository(backend: memory)
         )
         .findAll(query: query).value
         #expect(ids == all.map(\.id))
@@ -144,7 +144,7 @@ private struct LiveNewComment: Encodable, Sendable {
         let query = Query().embed("comments").expand("user").limit(2)
         func posts(_ backend: any Backend) async throws -> [LivePostWithRelations] {
             try await LivePostWithRelationsRepository(backend: backend).scoped(
-                to: 2, in: LiveUserRepository(backend: backend)
+                to: 2, in: UserRepository(backend: backend)
             )
             .findAll(query: query).value
         }
@@ -159,7 +159,7 @@ private struct LiveNewComment: Encodable, Sendable {
     @Test("create, read, patch and delete through a scoped repository of a private space")
     func writes() async throws {
         let backend = URLSessionBackend(baseURL: try LiveServer.drfSpace())
-        let users = LiveUserRepository(backend: backend)
+        let users = UserRepository(backend: backend)
         let hers = PostRepository(backend: backend).scoped(to: 3, in: users)
 
         let created = try await hers.create(NewPost(userId: 9, title: "scoped", body: "text")).value

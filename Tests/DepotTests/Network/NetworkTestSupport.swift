@@ -1,25 +1,6 @@
 import Depot
 import Foundation
 
-/// A user, reduced to what the tests read.
-struct LiveUser: Codable, Identifiable, Sendable, Equatable {
-    var id: Int
-    var name: String
-    var email: String
-}
-
-/// The repository a user of Depot would write for `/users`.
-struct LiveUserRepository: Readable {
-    typealias Entity = LiveUser
-    let backend: any Backend
-    let name = "users"
-
-    /// A custom endpoint: `GET /users/:id/posts`.
-    func posts(of userID: Int) -> Future<[Post], ServiceError> {
-        request(.get, ["users", String(userID), "posts"])
-    }
-}
-
 /// Seconds elapsed while `body` runs.
 func measure<T>(_ body: () async throws -> T) async rethrows -> (T, Double) {
     let clock = ContinuousClock()

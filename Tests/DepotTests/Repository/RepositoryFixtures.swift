@@ -2,23 +2,6 @@ import Depot
 import DepotFixtures
 import Foundation
 
-/// A user, reduced to what the tests read.
-struct User: Codable, Identifiable, Sendable, Equatable {
-    var id: Int
-    var name: String
-}
-
-struct UserRepository: Readable {
-    typealias Entity = User
-    let backend: any Backend
-    let name = "users"
-
-    /// A custom endpoint: `GET /users/:id/posts`.
-    func posts(of userID: Int) -> Future<[Post], ServiceError> {
-        request(.get, ["users", String(userID), "posts"])
-    }
-}
-
 /// An entity keyed by strings, to check that ids stay one path segment.
 struct Note: Codable, Identifiable, Sendable, Equatable {
     var id: String

@@ -1,6 +1,6 @@
 import Depot
 
-// The post every folder's tests read: in memory, over httpbin and from the DRF app.
+// The posts and users every folder's tests read: in memory and from the DRF app.
 
 /// A post as JSONPlaceholder serves it.
 struct Post: Codable, Identifiable, Sendable, Equatable {
@@ -25,5 +25,24 @@ struct PostRepository: CRUDRepository, PagedRepository {
 
     func findAll(byUser userID: Int) -> Future<[Post], ServiceError> {
         findAll(query: ["userId": userID])
+    }
+}
+
+/// A user, reduced to what the tests read.
+struct User: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var name: String
+    var email: String
+}
+
+/// The repository a user of Depot would write for `/users`.
+struct UserRepository: Readable {
+    typealias Entity = User
+    let backend: any Backend
+    let name = "users"
+
+    /// A custom endpoint: `GET /users/:id/posts`.
+    func posts(of userID: Int) -> Future<[Post], ServiceError> {
+        request(.get, ["users", String(userID), "posts"])
     }
 }
