@@ -23,12 +23,15 @@ extension Future {
     public var result: Result<Value, Failure> {
         get async {
             let awaiting = Awaiting<Value, Failure>()
+            // `run`, not `start`: the awaiting object takes the first outcome only.
+            let work = operation { awaiting.complete($0) }
+            // Work that answered at once needs neither a suspension nor a cancellation handler.
+            if let result = awaiting.takeResult() { return result }
+            // A task cancelled before this point runs `onCancel` at once.
             return await withTaskCancellationHandler {
-                await withUnsafeContinuation { continuation in
-                    awaiting.start(operation, resuming: continuation)
-                }
+                await withUnsafeContinuation { awaiting.wait($0) }
             } onCancel: {
-                awaiting.cancel()
+                work.cancel()
             }
         }
     }
@@ -65,55 +68,69 @@ private struct TaskCancellable: Cancellable {
     }
 }
 
-/// One `await` of a future: the continuation to resume, exactly once, and the work to
-/// cancel when the awaiting task is cancelled; one allocation per `await`.
+/// One `await` of a future: its outcome, or the continuation waiting for it, resumed
+/// exactly once; one allocation per `await`, which is also the context of the work's
+/// completion.
 @usableFromInline
 struct Awaiting<Value: Sendable, Failure: Error>: Sendable {
     @usableFromInline
-    typealias State = (
-        continuation: UnsafeContinuation<Result<Value, Failure>, Never>?, work: (any Cancellable)?,
-        cancelled: Bool
-    )
+    enum State {
+        /// Nothing yet.
+        case pending
+        /// The outcome came before anyone waited for it.
+        case completed(Result<Value, Failure>)
+        /// Someone waits for the outcome.
+        case waiting(UnsafeContinuation<Result<Value, Failure>, Never>)
+        /// The outcome was handed over; later ones (only a faulty operation sends them) are dropped.
+        case finished
+    }
 
     @usableFromInline
-    let state: Locked<State>
+    let storage: Shared<State>
 
     @inlinable
     init() {
-        state = Locked((nil, nil, false))
+        storage = Shared(.pending)
     }
 
-    /// Runs `operation`, resuming `continuation` with its first outcome (later ones,
-    /// which only a faulty operation sends, are dropped).
+    /// Takes the work's outcome: keeps it, or resumes whoever waits for it.
     @inlinable
-    func start(
-        _ operation: (@escaping @Sendable (Result<Value, Failure>) -> Void) -> any Cancellable,
-        resuming continuation: UnsafeContinuation<Result<Value, Failure>, Never>
-    ) {
-        state.withLock { $0.continuation = continuation }
-        let work = operation { result in
-            let continuation = state.withLock { state in
-                defer { state.continuation = nil }
-                return state.continuation
+    func complete(_ result: Result<Value, Failure>) {
+        let waiting = storage.withLock { state -> UnsafeContinuation<Result<Value, Failure>, Never>? in
+            switch state {
+            case .pending:
+                state = .completed(result)
+                return nil
+            case .waiting(let continuation):
+                state = .finished
+                return continuation
+            case .completed, .finished: return nil
             }
-            continuation?.resume(returning: result)
         }
-        let cancelled = state.withLock { state -> Bool in
-            if !state.cancelled { state.work = work }
-            return state.cancelled
-        }
-        if cancelled { work.cancel() }
+        waiting?.resume(returning: result)
     }
 
-    /// Cancels the work now, or as soon as it has started.
+    /// The outcome, if it already came (it is handed over once).
     @inlinable
-    func cancel() {
-        let work = state.withLock { state -> (any Cancellable)? in
-            if state.cancelled { return nil }
-            state.cancelled = true
-            defer { state.work = nil }
-            return state.work
+    func takeResult() -> Result<Value, Failure>? {
+        storage.withLock { state in
+            guard case .completed(let result) = state else { return nil }
+            state = .finished
+            return result
         }
-        work?.cancel()
+    }
+
+    /// Resumes `continuation` with the outcome, now or when it comes.
+    @inlinable
+    func wait(_ continuation: UnsafeContinuation<Result<Value, Failure>, Never>) {
+        let result = storage.withLock { state -> Result<Value, Failure>? in
+            guard case .completed(let result) = state else {
+                state = .waiting(continuation)
+                return nil
+            }
+            state = .finished
+            return result
+        }
+        if let result { continuation.resume(returning: result) }
     }
 }

@@ -29,17 +29,7 @@ extension Future {
         _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
     ) -> Future<NewValue, Failure> {
         Future<NewValue, Failure> { completion in
-            let current = SerialCancellable()
-            current.setFirst(
-                run { result in
-                    guard current.advance() else { return }
-                    switch result {
-                    case .success(let value): current.set(transform(value).run(completion))
-                    case .failure(let error): completion(.failure(error))
-                    }
-                }
-            )
-            return current
+            FlatMapStep(transform: transform, completion: completion).start(self)
         }
     }
 

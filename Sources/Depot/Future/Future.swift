@@ -48,13 +48,18 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     @inlinable
     @discardableResult
     public func start(_ completion: @escaping Completion) -> any Cancellable {
-        let pending = Locked<Completion?>(completion)
+        // One allocation: the guard is also the context of the work's completion.
+        let pending = Shared(StartState(completion))
         return operation { result in
             // The first outcome takes the completion; any later one finds nothing.
+            // Taken out through a `Void` closure: returning it through `withLock`'s generic
+            // result would wrap it in a reabstraction thunk (an allocation).
+            var first: Completion?
             pending.withLock { pending in
-                defer { pending = nil }
-                return pending
-            }?(result)
+                first = pending.completion
+                pending.completion = nil
+            }
+            first?(result)
         }
     }
 
