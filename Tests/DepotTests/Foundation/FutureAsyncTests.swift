@@ -19,6 +19,33 @@ struct FutureAsyncTests {
         }
     }
 
+    @Test func awaitingWorkThatReportsTwiceAtOnceGetsTheFirstOutcome() async {
+        let future = Future<Int, ProbeError> { completion in
+            completion(.success(1))
+            completion(.success(2))
+            return NotCancellable()
+        }
+        #expect(await future.result == .success(1))
+    }
+
+    @Test func awaitingWorkThatReportsAtOnceAndAgainLaterGetsTheFirstOutcome() async {
+        let late = DispatchGroup()
+        let future = Future<Int, ProbeError> { completion in
+            completion(.success(1))
+            late.enter()
+            DispatchQueue.global().async {
+                completion(.failure(.boom))
+                late.leave()
+            }
+            return NotCancellable()
+        }
+        #expect(await future.result == .success(1))
+        let settled = await firstDelivery(within: 60) { (done: @escaping @Sendable (Bool) -> Void) in
+            late.notify(queue: .global()) { done(true) }
+        }
+        #expect(settled == true)
+    }
+
     @Test func resultWaitsForWorkFinishingOnAnotherThread() async {
         let future = Future<String, ProbeError> { completion in
             DispatchQueue.global().async { completion(.success("later")) }

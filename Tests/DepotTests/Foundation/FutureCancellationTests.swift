@@ -35,6 +35,19 @@ struct FutureCancellationTests {
         #expect(second.isCancelled())
     }
 
+    @Test func cancellingAFlatMapWhoseFirstStepAnsweredAtOnceCancelsTheSecond() {
+        let second = FutureProbe<Int, ProbeError>(failingOnCancelWith: .cancelled)
+        let recorder = ThreadSafeList<Result<Int, ProbeError>>()
+        let work = Future<Int, ProbeError>.success(1).flatMap { _ in second.future }.start {
+            recorder.record($0)
+        }
+        #expect(second.startCount == 1)
+        #expect(!second.isCancelled())
+        work.cancel()
+        #expect(second.isCancelled())
+        #expect(recorder.all == [.failure(.cancelled)])
+    }
+
     @Test func aStepStartedAfterCancellationIsCancelledAtOnce() {
         let first = FutureProbe<Int, ProbeError>()
         let second = FutureProbe<Int, ProbeError>()
