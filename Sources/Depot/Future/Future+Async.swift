@@ -86,11 +86,11 @@ struct Awaiting<Value: Sendable, Failure: Error>: Sendable {
     }
 
     @usableFromInline
-    let storage: Shared<State>
+    let storage: Shared<Void, State>
 
     @inlinable
     init() {
-        storage = Shared(.pending)
+        storage = Shared(fixed: (), state: .pending)
     }
 
     /// Takes the work's outcome: keeps it, or resumes whoever waits for it.

@@ -1,20 +1,21 @@
 import Foundation
 
-/// The heap object behind one run of a combinator: a header and the lock that guards
-/// its changing parts, in one allocation (the lock is the tail element, at a stable
-/// address).
+/// The heap object behind one run of a combinator: parts fixed at creation, a state
+/// guarded by a lock, and the lock, in one allocation (the lock is the tail element, at
+/// a stable address).
 ///
 /// A closure that captures only this object needs no context of its own, so a step
-/// costs one allocation per run. Keep closures in named fields of the header struct,
-/// never directly as its type (a `Header` that is a closure, a tuple or an optional of
-/// one is stored in its most general form, and every read then allocates a thunk).
+/// costs one allocation per run. Keep closures in named fields of a struct, never
+/// directly as `Fixed` or `State` (a closure, or a tuple or optional of one, stored as
+/// a generic parameter is kept in its most general form, and every read then allocates
+/// a reabstraction thunk).
 @usableFromInline
-final class StepStorage<Header>: ManagedBuffer<Header, LockPrimitive> {
-    /// A new object holding `header`, with its lock initialized.
+final class StepStorage<Fixed, State>: ManagedBuffer<StepHeader<Fixed, State>, LockPrimitive> {
+    /// A new object holding `fixed` and `state`, with its lock initialized.
     @inlinable
-    static func make(_ header: Header) -> StepStorage<Header> {
-        let buffer = create(minimumCapacity: 1) { _ in header }
-        let storage = unsafeDowncast(buffer, to: StepStorage<Header>.self)
+    static func make(fixed: Fixed, state: State) -> StepStorage<Fixed, State> {
+        let buffer = create(minimumCapacity: 1) { _ in StepHeader(fixed: fixed, state: state) }
+        let storage = unsafeDowncast(buffer, to: StepStorage<Fixed, State>.self)
         storage.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
         return storage
     }
@@ -24,31 +25,46 @@ final class StepStorage<Header>: ManagedBuffer<Header, LockPrimitive> {
     }
 }
 
+/// The header of a ``StepStorage``.
+@usableFromInline
+struct StepHeader<Fixed, State> {
+    @usableFromInline
+    let fixed: Fixed
+    @usableFromInline
+    var state: State
+
+    @inlinable
+    init(fixed: Fixed, state: State) {
+        self.fixed = fixed
+        self.state = state
+    }
+}
+
 /// A ``StepStorage`` shared between threads: its lock makes it safe to send.
 @usableFromInline
-struct Shared<Header>: @unchecked Sendable {
+struct Shared<Fixed, State>: @unchecked Sendable {
     @usableFromInline
-    let storage: StepStorage<Header>
+    let storage: StepStorage<Fixed, State>
 
-    /// A new object holding `header`.
+    /// A new object holding `fixed` and `state`.
     @inlinable
-    init(_ header: Header) {
-        storage = .make(header)
+    init(fixed: Fixed, state: State) {
+        storage = .make(fixed: fixed, state: state)
     }
 
-    /// Reads a part of the header that never changes after creation, without the lock.
+    /// Reads the parts set at creation; they never change, so this needs no lock.
     @inlinable
-    func fixed(_ read: (UnsafeMutablePointer<Header>) -> Void) {
-        storage.withUnsafeMutablePointerToHeader(read)
+    func fixed(_ read: (borrowing Fixed) -> Void) {
+        storage.withUnsafeMutablePointerToHeader { read($0.pointee.fixed) }
     }
 
-    /// Runs `body` with exclusive access to the header.
+    /// Runs `body` with exclusive access to the state.
     @inlinable
-    func withLock<R>(_ body: (inout Header) -> R) -> R {
+    func withLock<R>(_ body: (inout State) -> R) -> R {
         storage.withUnsafeMutablePointers { header, lock in
             LockPrimitive.lock(lock)
             defer { LockPrimitive.unlock(lock) }
-            return body(&header.pointee)
+            return body(&header.pointee.state)
         }
     }
 }
@@ -65,7 +81,7 @@ struct StartState<Value: Sendable, Failure: Error> {
     }
 }
 
-/// What a two-step chain (`flatMap`, `recover`) has done so far.
+/// What one run of `flatMap` has done so far.
 @usableFromInline
 struct ChainState {
     /// The step that runs now, for cancellation.
@@ -87,14 +103,13 @@ struct ChainState {
 /// the context of the first step's completion.
 @usableFromInline
 struct FlatMapStep<Input: Sendable, Value: Sendable, Failure: Error>: Cancellable {
+    /// What the run keeps from start to end.
     @usableFromInline
-    struct Header {
+    struct Fixed {
         @usableFromInline
         let transform: @Sendable (Input) -> Future<Value, Failure>
         @usableFromInline
         let completion: Future<Value, Failure>.Completion
-        @usableFromInline
-        var state = ChainState()
 
         @inlinable
         init(
@@ -107,14 +122,14 @@ struct FlatMapStep<Input: Sendable, Value: Sendable, Failure: Error>: Cancellabl
     }
 
     @usableFromInline
-    let storage: Shared<Header>
+    let storage: Shared<Fixed, ChainState>
 
     @inlinable
     init(
         transform: @escaping @Sendable (Input) -> Future<Value, Failure>,
         completion: @escaping Future<Value, Failure>.Completion
     ) {
-        storage = Shared(Header(transform: transform, completion: completion))
+        storage = Shared(fixed: Fixed(transform: transform, completion: completion), state: ChainState())
     }
 
     /// Runs `first`, then the future its value makes; returns the chain's cancellable.
@@ -124,35 +139,35 @@ struct FlatMapStep<Input: Sendable, Value: Sendable, Failure: Error>: Cancellabl
         let work = first.run { result in
             // A first step that reports twice by mistake starts the second step once.
             guard
-                storage.withLock({ header in
-                    defer { header.state.advanced = true }
-                    return !header.state.advanced
+                storage.withLock({ state in
+                    defer { state.advanced = true }
+                    return !state.advanced
                 })
             else { return }
             // Closures are copied out through `Void` closures: returning one through a
             // generic result would wrap it in a reabstraction thunk (an allocation).
             var completion: Future<Value, Failure>.Completion?
             var transform: (@Sendable (Input) -> Future<Value, Failure>)?
-            storage.fixed { header in
-                completion = header.pointee.completion
-                transform = header.pointee.transform
+            storage.fixed { fixed in
+                completion = fixed.completion
+                transform = fixed.transform
             }
             guard let completion, let transform else { return }
             switch result {
             case .success(let value):
                 let running = transform(value).run(completion)
-                let cancelled = storage.withLock { header -> Bool in
-                    if !header.state.cancelled { header.state.current = running }
-                    return header.state.cancelled
+                let cancelled = storage.withLock { state -> Bool in
+                    if !state.cancelled { state.current = running }
+                    return state.cancelled
                 }
                 if cancelled { running.cancel() }
             case .failure(let error): completion(.failure(error))
             }
         }
         // The first step is the running one unless it already handed over.
-        let cancelled = storage.withLock { header -> Bool in
-            if !header.state.cancelled && !header.state.advanced { header.state.current = work }
-            return header.state.cancelled
+        let cancelled = storage.withLock { state -> Bool in
+            if !state.cancelled && !state.advanced { state.current = work }
+            return state.cancelled
         }
         if cancelled { work.cancel() }
         return self
@@ -160,11 +175,11 @@ struct FlatMapStep<Input: Sendable, Value: Sendable, Failure: Error>: Cancellabl
 
     @inlinable
     func cancel() {
-        let current = storage.withLock { header -> (any Cancellable)? in
-            if header.state.cancelled { return nil }
-            header.state.cancelled = true
-            defer { header.state.current = nil }
-            return header.state.current
+        let current = storage.withLock { state -> (any Cancellable)? in
+            if state.cancelled { return nil }
+            state.cancelled = true
+            defer { state.current = nil }
+            return state.current
         }
         current?.cancel()
     }

@@ -49,7 +49,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     @discardableResult
     public func start(_ completion: @escaping Completion) -> any Cancellable {
         // One allocation: the guard is also the context of the work's completion.
-        let pending = Shared(StartState(completion))
+        let pending = Shared(fixed: (), state: StartState(completion))
         return operation { result in
             // The first outcome takes the completion; any later one finds nothing.
             // Taken out through a `Void` closure: returning it through `withLock`'s generic
