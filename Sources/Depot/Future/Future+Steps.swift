@@ -81,9 +81,20 @@ struct StartState<Value: Sendable, Failure: Error> {
     }
 }
 
-/// What one run of `flatMap` has done so far.
+/// What one run of `flatMap` has done so far, and what it still needs.
+///
+/// The transform and the completion are dropped as soon as they are used, so a
+/// finished step (which callers may keep as their `Cancellable`, inside a `zip` or a
+/// `recover`, say) holds nothing that could hold it back: no retain cycle outlives the
+/// chain.
 @usableFromInline
-struct ChainState {
+struct ChainState<Input: Sendable, Value: Sendable, Failure: Error> {
+    /// Makes the second step; taken when the first step reports.
+    @usableFromInline
+    var transform: (@Sendable (Input) -> Future<Value, Failure>)?
+    /// The chain's completion; taken when the chain finishes.
+    @usableFromInline
+    var completion: Future<Value, Failure>.Completion?
     /// The step that runs now, for cancellation.
     @usableFromInline
     var current: (any Cancellable)?
@@ -95,41 +106,29 @@ struct ChainState {
     var cancelled = false
 
     @inlinable
-    init() {}
+    init(
+        transform: @escaping @Sendable (Input) -> Future<Value, Failure>,
+        completion: @escaping Future<Value, Failure>.Completion
+    ) {
+        self.transform = transform
+        self.completion = completion
+    }
 }
 
 /// One run of `flatMap`: the first step's value starts, once, the second step;
 /// cancelling reaches whichever step runs now. One allocation per run, which is also
-/// the context of the first step's completion.
+/// the context of both steps' completions.
 @usableFromInline
 struct FlatMapStep<Input: Sendable, Value: Sendable, Failure: Error>: Cancellable {
-    /// What the run keeps from start to end.
     @usableFromInline
-    struct Fixed {
-        @usableFromInline
-        let transform: @Sendable (Input) -> Future<Value, Failure>
-        @usableFromInline
-        let completion: Future<Value, Failure>.Completion
-
-        @inlinable
-        init(
-            transform: @escaping @Sendable (Input) -> Future<Value, Failure>,
-            completion: @escaping Future<Value, Failure>.Completion
-        ) {
-            self.transform = transform
-            self.completion = completion
-        }
-    }
-
-    @usableFromInline
-    let storage: Shared<Fixed, ChainState>
+    let storage: Shared<Void, ChainState<Input, Value, Failure>>
 
     @inlinable
     init(
         transform: @escaping @Sendable (Input) -> Future<Value, Failure>,
         completion: @escaping Future<Value, Failure>.Completion
     ) {
-        storage = Shared(fixed: Fixed(transform: transform, completion: completion), state: ChainState())
+        storage = Shared(fixed: (), state: ChainState(transform: transform, completion: completion))
     }
 
     /// Runs `first`, then the future its value makes; returns the chain's cancellable.
@@ -137,31 +136,42 @@ struct FlatMapStep<Input: Sendable, Value: Sendable, Failure: Error>: Cancellabl
     func start(_ first: Future<Input, Failure>) -> any Cancellable {
         let storage = storage
         let work = first.run { result in
-            // A first step that reports twice by mistake starts the second step once.
-            guard
-                storage.withLock({ state in
-                    defer { state.advanced = true }
-                    return !state.advanced
-                })
-            else { return }
             // Closures are copied out through `Void` closures: returning one through a
             // generic result would wrap it in a reabstraction thunk (an allocation).
-            var completion: Future<Value, Failure>.Completion?
             var transform: (@Sendable (Input) -> Future<Value, Failure>)?
-            storage.fixed { fixed in
-                completion = fixed.completion
-                transform = fixed.transform
+            var failed: Future<Value, Failure>.Completion?
+            storage.withLock { state in
+                // A first step that reports twice by mistake starts the second step once.
+                guard !state.advanced else { return }
+                state.advanced = true
+                state.current = nil
+                transform = state.transform
+                state.transform = nil
+                if case .failure = result {
+                    failed = state.completion
+                    state.completion = nil
+                }
             }
-            guard let completion, let transform else { return }
             switch result {
+            case .failure(let error):
+                failed?(.failure(error))
             case .success(let value):
-                let running = transform(value).run(completion)
+                guard let transform else { return }
+                let running = transform(value).run { result in
+                    var completion: Future<Value, Failure>.Completion?
+                    storage.withLock { state in
+                        completion = state.completion
+                        state.completion = nil
+                        state.current = nil
+                    }
+                    completion?(result)
+                }
+                // Kept for cancellation only while the second step has not finished.
                 let cancelled = storage.withLock { state -> Bool in
-                    if !state.cancelled { state.current = running }
+                    if !state.cancelled && state.completion != nil { state.current = running }
                     return state.cancelled
                 }
                 if cancelled { running.cancel() }
-            case .failure(let error): completion(.failure(error))
             }
         }
         // The first step is the running one unless it already handed over.

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+
+@testable import Depot
+
+/// A finished chain lets go of what its steps captured, even when a caller keeps its
+/// `Cancellable` (as `zip`, `all` and `recover` do with their parts).
+@Suite("Future: finished chains are released")
+struct FutureMemoryTests {
+    /// Something a transform captures, watched through a weak reference.
+    private final class Captured: Sendable {}
+
+    /// A future that answers `value` from another thread, a moment later.
+    private static func later(_ value: Int) -> Future<Int, ProbeError> {
+        Future { completion in
+            DispatchQueue.global().async { completion(.success(value)) }
+            return NotCancellable()
+        }
+    }
+
+    /// Runs `make` with a fresh captured object, waits for the future it makes to finish,
+    /// drops everything, and answers whether the object is gone.
+    private static func isReleased(
+        after make: (Captured) -> Future<Int, ProbeError>
+    ) async -> Bool {
+        weak var watched: Captured?
+        do {
+            let captured = Captured()
+            watched = captured
+            let future = make(captured)
+            _ = await firstOutcome(of: future)
+        }
+        // The thread that delivered the outcome lets go of the chain just after: give it
+        // a moment (bounded), while a retain cycle would never let go.
+        for _ in 0..<500 where watched != nil {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return watched == nil
+    }
+
+    @Test("a flatMap inside zip, succeeding at once")
+    func zipSynchronous() async {
+        let released = await Self.isReleased { captured in
+            let chain = Future<Int, ProbeError>.success(1).flatMap { value in
+                _ = captured
+                return .success(value + 1)
+            }
+            return Future.zip(chain, .success(2)).map { $0.0 + $0.1 }
+        }
+        #expect(released)
+    }
+
+    @Test("a flatMap inside zip, succeeding later on another thread")
+    func zipAsynchronous() async {
+        let released = await Self.isReleased { captured in
+            let chain = Self.later(1).flatMap { value in
+                _ = captured
+                return Self.later(value + 1)
+            }
+            return Future.zip(chain, Self.later(2)).map { $0.0 + $0.1 }
+        }
+        #expect(released)
+    }
+
+    @Test("a flatMap under recover that succeeds")
+    func recoverAfterSuccess() async {
+        let released = await Self.isReleased { captured in
+            Self.later(1).flatMap { value in
+                _ = captured
+                return Self.later(value)
+            }
+            .recover { _ in .success(0) }
+        }
+        #expect(released)
+    }
+
+    @Test("nested flatMaps whose inner step fails later")
+    func nestedAsynchronousFailure() async {
+        let released = await Self.isReleased { captured in
+            Self.later(1).flatMap { value in
+                Self.later(value).flatMap { _ in
+                    _ = captured
+                    return Future<Int, ProbeError> { completion in
+                        DispatchQueue.global().async { completion(.failure(.boom)) }
+                        return NotCancellable()
+                    }
+                }
+            }
+            .flatMap { value in
+                _ = captured
+                return .success(value)
+            }
+        }
+        #expect(released)
+    }
+}
