@@ -46,6 +46,30 @@ struct FutureAsyncTests {
         #expect(settled == true)
     }
 
+    @Test func awaitingWorkThatReportsTwiceLaterFromTwoThreadsGetsOneOutcome() async {
+        // The awaiting task suspends first; then two threads report at once. A second
+        // resume of the continuation would trap, so finishing at all is the check.
+        let reports = DispatchGroup()
+        let future = Future<Int, ProbeError> { completion in
+            reports.enter()
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
+                DispatchQueue.concurrentPerform(iterations: 2) { index in
+                    completion(index == 0 ? .success(1) : .failure(.boom))
+                }
+                reports.leave()
+            }
+            return NotCancellable()
+        }
+        for _ in 0..<20 {
+            let result = await awaitBounded { await future.result }
+            #expect(result == .success(1) || result == .failure(.boom))
+        }
+        let settled = await firstDelivery { (done: @escaping @Sendable (Bool) -> Void) in
+            reports.notify(queue: .global()) { done(true) }
+        }
+        #expect(settled == true)
+    }
+
     @Test func resultWaitsForWorkFinishingOnAnotherThread() async {
         let future = Future<String, ProbeError> { completion in
             DispatchQueue.global().async { completion(.success("later")) }
