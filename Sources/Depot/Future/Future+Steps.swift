@@ -1,7 +1,7 @@
 import Foundation
 
-/// The heap object behind one run of a combinator: parts fixed at creation, a state
-/// guarded by a lock, and the lock, in one allocation (the lock is the tail element, at
+/// The heap object behind a ``Locked`` and behind one run of a combinator: parts fixed
+/// at creation, a state guarded by a lock, and the lock, in one allocation (the lock is the tail element, at
 /// a stable address).
 ///
 /// A closure that captures only this object needs no context of its own, so a step

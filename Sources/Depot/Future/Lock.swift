@@ -10,41 +10,24 @@ import Foundation
 /// Objective-C-style object, which matters on the hot path of every `Future`.
 @usableFromInline
 struct Locked<State>: @unchecked Sendable {
+    /// The same heap object a `Future` step uses (``StepStorage``), with nothing fixed.
     @usableFromInline
-    let storage: LockStorage<State>
+    let storage: StepStorage<Void, State>
 
     /// A lock guarding `state`.
     @inlinable
     init(_ state: State) {
-        storage = LockStorage.make(state)
+        storage = StepStorage.make(fixed: (), state: state)
     }
 
     /// Runs `body` with exclusive access to the state.
     @inlinable
     func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
-        try storage.withUnsafeMutablePointers { state, lock in
+        try storage.withUnsafeMutablePointers { header, lock in
             LockPrimitive.lock(lock)
             defer { LockPrimitive.unlock(lock) }
-            return try body(&state.pointee)
+            return try body(&header.pointee.state)
         }
-    }
-}
-
-/// The heap object behind a ``Locked``: the state as the header, the lock as the one
-/// tail element (a stable address, as the platform lock needs).
-@usableFromInline
-final class LockStorage<State>: ManagedBuffer<State, LockPrimitive> {
-    /// A new storage holding `state`, with its lock initialized.
-    @inlinable
-    static func make(_ state: State) -> LockStorage<State> {
-        let buffer = create(minimumCapacity: 1) { _ in state }
-        let storage = unsafeDowncast(buffer, to: LockStorage<State>.self)
-        storage.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
-        return storage
-    }
-
-    deinit {
-        withUnsafeMutablePointerToElements { LockPrimitive.destroy($0) }
     }
 }
 
