@@ -24,7 +24,7 @@ extension Future {
         get async {
             let awaiting = Awaiting<Value, Failure>()
             // `run`, not `start`: the awaiting object takes the first outcome only.
-            let work = operation { awaiting.complete($0) }
+            let work = operation(Promise { awaiting.complete($0) })
             // Work that answered at once needs neither a suspension nor a cancellation handler.
             if let result = awaiting.takeResult() { return result }
             // A task cancelled before this point runs `onCancel` at once.

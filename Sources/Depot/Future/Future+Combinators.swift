@@ -29,7 +29,7 @@ extension Future {
         _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
     ) -> Future<NewValue, Failure> {
         Future<NewValue, Failure> { completion in
-            FlatMapStep(transform: transform, completion: completion).start(self)
+            FlatMapStep(transform: transform, completion: completion.complete).start(self)
         }
     }
 
@@ -59,7 +59,7 @@ extension Future {
                     guard current.advance() else { return }
                     switch result {
                     case .success: completion(result)
-                    case .failure(let error): current.set(handler(error).run(completion))
+                    case .failure(let error): current.set(handler(error).run(completion.complete))
                     }
                 }
             )

@@ -26,18 +26,36 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// The closure a future's work reports its outcome to.
     public typealias Completion = @Sendable (Result<Value, Failure>) -> Void
 
-    /// The work; it may call the completion more than once only by mistake,
+    /// The work; it may complete its promise more than once only by mistake,
     /// and ``start(_:)`` guards against that.
     @usableFromInline
-    let operation: @Sendable (@escaping Completion) -> any Cancellable
+    let operation: @Sendable (Promise) -> any Cancellable
 
     /// Creates a future from the work that produces its outcome.
     ///
-    /// `operation` runs once per ``start(_:)``. It must call the completion it is
+    /// `operation` runs once per ``start(_:)``. It must complete the ``Promise`` it is
     /// given (once), and return a ``Cancellable`` that stops the work; return a
     /// ``CancellationToken`` when you need one to watch.
+    ///
+    /// ```swift
+    /// func download(_ url: URL) -> Future<Data, URLError> {
+    ///     Future { promise in
+    ///         let task = URLSession.shared.dataTask(with: url) { data, _, error in
+    ///             if let data {
+    ///                 promise(.success(data))
+    ///             } else {
+    ///                 promise(.failure(error as? URLError ?? URLError(.unknown)))
+    ///             }
+    ///         }
+    ///         let token = CancellationToken()
+    ///         token.onCancel { task.cancel() }
+    ///         task.resume()
+    ///         return token
+    ///     }
+    /// }
+    /// ```
     @inlinable
-    public init(_ operation: @escaping @Sendable (@escaping Completion) -> any Cancellable) {
+    public init(_ operation: @escaping @Sendable (Promise) -> any Cancellable) {
         self.operation = operation
     }
 
@@ -50,31 +68,32 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     public func start(_ completion: @escaping Completion) -> any Cancellable {
         // One allocation: the guard is also the context of the work's completion.
         let pending = Shared(fixed: (), state: StartState(completion))
-        return operation { result in
-            // The first outcome takes the completion; any later one finds nothing.
-            // Taken out through a `Void` closure: returning it through `withLock`'s generic
-            // result would wrap it in a reabstraction thunk (an allocation).
-            var first: Completion?
-            pending.withLock { pending in
-                first = pending.completion
-                pending.completion = nil
-            }
-            first?(result)
-        }
+        return operation(
+            Promise { result in
+                // The first outcome takes the completion; any later one finds nothing.
+                // Taken out through a `Void` closure: returning it through `withLock`'s generic
+                // result would wrap it in a reabstraction thunk (an allocation).
+                var first: Completion?
+                pending.withLock { pending in
+                    first = pending.completion
+                    pending.completion = nil
+                }
+                first?(result)
+            })
     }
 
     /// Runs the work without the exactly-once guard; for composing futures, whose
     /// outer ``start(_:)`` already guards the final completion.
     @inlinable
     func run(_ completion: @escaping Completion) -> any Cancellable {
-        operation(completion)
+        operation(Promise(completion))
     }
 
     /// A future that succeeds with `value` as soon as it starts.
     @inlinable
     public static func success(_ value: Value) -> Future {
-        Future { completion in
-            completion(.success(value))
+        Future { promise in
+            promise(.success(value))
             return NotCancellable()
         }
     }
@@ -82,8 +101,8 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// A future that fails with `error` as soon as it starts.
     @inlinable
     public static func failure(_ error: Failure) -> Future {
-        Future { completion in
-            completion(.failure(error))
+        Future { promise in
+            promise(.failure(error))
             return NotCancellable()
         }
     }
@@ -91,8 +110,8 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// A future that ends with `result` as soon as it starts.
     @inlinable
     public init(result: Result<Value, Failure>) {
-        self.init { completion in
-            completion(result)
+        self.init { promise in
+            promise(result)
             return NotCancellable()
         }
     }

@@ -40,7 +40,8 @@ public struct RetryMiddleware: Middleware {
         let scheduler = scheduler
         return Future { completion in
             let run = RetryRun(
-                attempt: { next(request) }, policy: policy, scheduler: scheduler, completion: completion)
+                attempt: { next(request) }, policy: policy, scheduler: scheduler,
+                completion: completion.complete)
             run.attempt(1)
             return run
         }

@@ -90,10 +90,10 @@ final class TokenCoordinator: Sendable {
                 case refresh(Int)
             }
             let step = state.withLock { state -> Step in
-                if state.refreshing { return .wait(Self.add(completion, to: &state)) }
+                if state.refreshing { return .wait(Self.add(completion.complete, to: &state)) }
                 if let current = state.current, current != rejected { return .use(current) }
                 state.refreshing = true
-                return .refresh(Self.add(completion, to: &state))
+                return .refresh(Self.add(completion.complete, to: &state))
             }
             switch step {
             case .use(let token):

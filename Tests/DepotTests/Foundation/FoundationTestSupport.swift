@@ -14,7 +14,7 @@ enum ProbeError: Error, Equatable {
 /// whether each run's `Cancellable` was cancelled.
 final class FutureProbe<Value: Sendable, Failure: Error>: Sendable {
     private struct Run: Sendable {
-        var completion: Future<Value, Failure>.Completion
+        var promise: Future<Value, Failure>.Promise
         var token: CancellationToken
     }
 
@@ -33,13 +33,13 @@ final class FutureProbe<Value: Sendable, Failure: Error>: Sendable {
 
     /// The future; each start is one more run.
     var future: Future<Value, Failure> {
-        Future { [runs, failureOnCancel, started] completion in
+        Future { [runs, failureOnCancel, started] promise in
             let token = CancellationToken()
             let index = runs.withLock { runs -> Int in
-                runs.append(Run(completion: completion, token: token))
+                runs.append(Run(promise: promise, token: token))
                 return runs.count - 1
             }
-            if let failureOnCancel { token.onCancel { completion(.failure(failureOnCancel)) } }
+            if let failureOnCancel { token.onCancel { promise(.failure(failureOnCancel)) } }
             started.yield(index)
             return token
         }
@@ -52,10 +52,10 @@ final class FutureProbe<Value: Sendable, Failure: Error>: Sendable {
 
     /// Completes run `index` (the latest run when `nil`).
     func complete(_ result: Result<Value, Failure>, run index: Int? = nil) {
-        let completion = runs.withLock { runs in
-            index.map { runs[$0].completion } ?? runs.last?.completion
+        let promise = runs.withLock { runs in
+            index.map { runs[$0].promise } ?? runs.last?.promise
         }
-        completion?(result)
+        promise?(result)
     }
 
     /// Whether run `index` was cancelled.
