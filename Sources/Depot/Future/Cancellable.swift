@@ -16,9 +16,9 @@ public protocol Cancellable: Sendable {
 /// after ``cancel()`` runs at once.
 ///
 /// ```swift
-/// Future<Data, ServiceError> { completion in
+/// Future<Data, ServiceError> { promise in
 ///     let token = CancellationToken()
-///     let task = makeTask(completion)
+///     let task = makeTask { promise($0) }
 ///     token.onCancel { task.cancel() }
 ///     task.resume()
 ///     return token

@@ -23,7 +23,8 @@ extension Future {
     public var result: Result<Value, Failure> {
         get async {
             let awaiting = Awaiting<Value, Failure>()
-            // `run`, not `start`: the awaiting object takes the first outcome only.
+            // No start guard: the promise reports to the awaiting object, which keeps the
+            // first outcome only.
             let work = operation(Promise { awaiting.complete($0) })
             // Work that answered at once needs neither a suspension nor a cancellation handler.
             if let result = awaiting.takeResult() { return result }

@@ -23,7 +23,7 @@ import Foundation
 /// work; hop with ``receive(on:)`` when it must run on a given queue.
 /// `Future` is `Sendable` and can be started from any thread.
 public struct Future<Value: Sendable, Failure: Error>: Sendable {
-    /// The closure a future's work reports its outcome to.
+    /// The closure ``start(_:)`` reports a run's outcome to, once.
     public typealias Completion = @Sendable (Result<Value, Failure>) -> Void
 
     /// The work; it may complete its promise more than once only by mistake,

@@ -9,10 +9,11 @@ extension Future {
     /// }
     /// ```
     ///
-    /// Each ``Future/start(_:)`` hands the work a new promise. Only its first outcome
-    /// counts; ``Future/start(_:)`` drops any later one, so a callback API that answers
-    /// twice by mistake cannot run your completion twice. A promise is `Sendable`: call
-    /// it from whichever thread the work finishes on.
+    /// Each ``Future/start(_:)`` or await of ``Future/value`` hands the work a new
+    /// promise. Only its first outcome counts; any later one is dropped, so a callback API
+    /// that answers twice by mistake cannot run your completion twice. A promise is
+    /// `Sendable`: call it from whichever thread the work finishes on. To hand it to an
+    /// API that wants a completion closure, wrap it: `api.load { promise($0) }`.
     ///
     /// It is a value rather than a closure so that the work of every future, whatever
     /// its `Value`, receives it in the same form: passing it on costs no conversion (a
@@ -28,7 +29,7 @@ extension Future {
             self.complete = complete
         }
 
-        /// Reports the work's outcome.
+        /// Reports the work's outcome; only the first call counts.
         @inlinable
         public func callAsFunction(_ result: Result<Value, Failure>) {
             complete(result)
