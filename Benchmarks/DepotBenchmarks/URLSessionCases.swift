@@ -36,13 +36,12 @@ enum URLSessionCases {
 
     /// `requests` findByID one after the other vs the same data tasks one after the other.
     static let sequential = BenchmarkCase(
-        name: "urlsession.findByID.sequential", target: 1.05, rounds: 31,
+        name: "urlsession.findByID.sequential", target: 1.05, rounds: 51,
         sample: "\(requests) GET /photos/:id one after the other: findByID vs data task + JSONDecoder",
         requestsPerSample: requests, needsServer: true
     ) { environment in
         let (photos, baseline) = try clients(environment)
         let ids = Photos.ids(requests, in: 5000)
-        let urls = ids.map { baseline.url("photos/\($0)") }
         let expected = ids.reduce(0, +)
         return Sides(
             depot: {
@@ -52,21 +51,20 @@ enum URLSessionCases {
             },
             baseline: {
                 var sum = 0
-                for url in urls { sum &+= try await baseline.get(Photo.self, from: url).id }
+                for id in ids { sum &+= try await baseline.photo(id).id }
                 try check(sum == expected, "the data tasks returned other photos")
             })
     }
 
     /// `requests` findByID, `width` in flight at a time, vs the same data tasks.
     static let concurrent = BenchmarkCase(
-        name: "urlsession.findByID.concurrent16", target: 1.05, rounds: 31,
+        name: "urlsession.findByID.concurrent16", target: 1.05, rounds: 51,
         sample:
             "\(requests) GET /photos/:id, \(width) in flight at a time: findByID vs data task + JSONDecoder",
         requestsPerSample: requests, needsServer: true
     ) { environment in
         let (photos, baseline) = try clients(environment)
         let ids = Photos.ids(requests, in: 5000)
-        let urls = ids.map { baseline.url("photos/\($0)") }
         let expected = ids.reduce(0, +)
         return Sides(
             depot: {
@@ -74,9 +72,7 @@ enum URLSessionCases {
                 try check(sum == expected, "findByID returned other photos")
             },
             baseline: {
-                let sum = try await inParallel(urls.count) {
-                    try await baseline.get(Photo.self, from: urls[$0]).id
-                }
+                let sum = try await inParallel(ids.count) { try await baseline.photo(ids[$0]).id }
                 try check(sum == expected, "the data tasks returned other photos")
             })
     }
@@ -118,6 +114,12 @@ struct HandWritten: Sendable {
     /// `baseURL/path`.
     func url(_ path: String) -> URL {
         baseURL.appendingPathComponent(path)
+    }
+
+    /// GETs and decodes the photo `id`. The URL is built on every call, from the id, as
+    /// Depot builds it on every `findByID`.
+    func photo(_ id: Int) async throws -> Photo {
+        try await get(Photo.self, from: url("photos/\(id)"))
     }
 
     /// GETs `url` and decodes the body as `T`.
