@@ -6,7 +6,7 @@ extension Future {
     public func map<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> NewValue
     ) -> Future<NewValue, Failure> {
-        Future<NewValue, Failure> { completion in
+        Future<NewValue, Failure>(reportsOnce: reportsOnce) { completion in
             run { completion($0.map(transform)) }
         }
     }
@@ -16,7 +16,7 @@ extension Future {
     public func mapError<NewFailure: Error>(
         _ transform: @escaping @Sendable (Failure) -> NewFailure
     ) -> Future<Value, NewFailure> {
-        Future<Value, NewFailure> { completion in
+        Future<Value, NewFailure>(reportsOnce: reportsOnce) { completion in
             run { completion($0.mapError(transform)) }
         }
     }
@@ -28,7 +28,8 @@ extension Future {
     public func flatMap<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
     ) -> Future<NewValue, Failure> {
-        Future<NewValue, Failure> { completion in
+        // The step keeps only the first outcome of each of its two futures.
+        Future<NewValue, Failure>(reportsOnce: true) { completion in
             FlatMapStep(transform: transform, completion: completion.complete).start(self)
         }
     }
@@ -72,7 +73,7 @@ extension Future {
     public func handleResult(
         _ body: @escaping @Sendable (Result<Value, Failure>) -> Void
     ) -> Future<Value, Failure> {
-        Future { completion in
+        Future(reportsOnce: reportsOnce) { completion in
             run { result in
                 body(result)
                 completion(result)
@@ -86,7 +87,7 @@ extension Future {
     /// queue, a backend's queue, or the caller's thread for an immediate value).
     @inlinable
     public func receive(on queue: DispatchQueue) -> Future<Value, Failure> {
-        Future { completion in
+        Future(reportsOnce: reportsOnce) { completion in
             run { result in queue.async { completion(result) } }
         }
     }
@@ -97,7 +98,8 @@ extension Future {
     public static func zip<A: Sendable, B: Sendable>(
         _ first: Future<A, Failure>, _ second: Future<B, Failure>
     ) -> Future<(A, B), Failure> where Value == (A, B) {
-        Future { completion in
+        // `done` lets one outcome through.
+        Future(reportsOnce: true) { completion in
             let group = CancellationToken()
             let state = Locked<(a: A?, b: B?, done: Bool)>((nil, nil, false))
             @Sendable func finish(_ update: (inout (a: A?, b: B?, done: Bool)) -> Failure?) {
@@ -115,8 +117,10 @@ extension Future {
                 if case .failure = outcome { group.cancel() }
                 completion(outcome)
             }
+            // Each part counts with its first outcome only.
             let firstWork = first.run { result in
                 finish { state in
+                    guard state.a == nil else { return nil }
                     switch result {
                     case .success(let value):
                         state.a = value
@@ -130,6 +134,7 @@ extension Future {
             guard !group.isCancelled else { return group }
             let secondWork = second.run { result in
                 finish { state in
+                    guard state.b == nil else { return nil }
                     switch result {
                     case .success(let value):
                         state.b = value
@@ -151,7 +156,8 @@ extension Future {
     public static func all<Element: Sendable>(
         _ futures: [Future<Element, Failure>]
     ) -> Future<[Element], Failure> where Value == [Element] {
-        Future<[Element], Failure> { completion in
+        // `done` lets one outcome through.
+        Future<[Element], Failure>(reportsOnce: true) { completion in
             let group = CancellationToken()
             let state = Locked<(values: [Int: Element], done: Bool)>(([:], futures.isEmpty))
             if futures.isEmpty { completion(.success([])) }
@@ -160,7 +166,8 @@ extension Future {
                 guard !group.isCancelled else { break }
                 let work = future.run { result in
                     let outcome = state.withLock { state -> Result<[Element], Failure>? in
-                        guard !state.done else { return nil }
+                        // Each future counts with its first outcome only.
+                        guard !state.done, state.values[index] == nil else { return nil }
                         switch result {
                         case .success(let value):
                             state.values[index] = value

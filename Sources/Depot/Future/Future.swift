@@ -31,6 +31,13 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     @usableFromInline
     let operation: @Sendable (Promise) -> any Cancellable
 
+    /// Whether the work reports at most once by construction: a known value, one of
+    /// Depot's steps that keeps only its first outcome (`flatMap`, `zip`, `all`), or a
+    /// map of one. ``start(_:)`` then needs no guard of its own (one allocation and one
+    /// lock fewer per start).
+    @usableFromInline
+    let reportsOnce: Bool
+
     /// Creates a future from the work that produces its outcome.
     ///
     /// `operation` runs once per ``start(_:)``. It must complete the ``Promise`` it is
@@ -57,6 +64,14 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     @inlinable
     public init(_ operation: @escaping @Sendable (Promise) -> any Cancellable) {
         self.operation = operation
+        reportsOnce = false
+    }
+
+    /// A future whose work reports at most once when `reportsOnce` is `true`.
+    @inlinable
+    init(reportsOnce: Bool, _ operation: @escaping @Sendable (Promise) -> any Cancellable) {
+        self.operation = operation
+        self.reportsOnce = reportsOnce
     }
 
     /// Runs the work and reports its outcome to `completion`, exactly once.
@@ -66,6 +81,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     @inlinable
     @discardableResult
     public func start(_ completion: @escaping Completion) -> any Cancellable {
+        if reportsOnce { return operation(Promise(completion)) }
         // One allocation: the guard is also the context of the work's completion.
         let pending = Shared(fixed: (), state: StartState(completion))
         return operation(
@@ -92,7 +108,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// A future that succeeds with `value` as soon as it starts.
     @inlinable
     public static func success(_ value: Value) -> Future {
-        Future { promise in
+        Future(reportsOnce: true) { promise in
             promise(.success(value))
             return NotCancellable()
         }
@@ -101,7 +117,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// A future that fails with `error` as soon as it starts.
     @inlinable
     public static func failure(_ error: Failure) -> Future {
-        Future { promise in
+        Future(reportsOnce: true) { promise in
             promise(.failure(error))
             return NotCancellable()
         }
@@ -110,7 +126,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// A future that ends with `result` as soon as it starts.
     @inlinable
     public init(result: Result<Value, Failure>) {
-        self.init { promise in
+        self.init(reportsOnce: true) { promise in
             promise(result)
             return NotCancellable()
         }

@@ -52,6 +52,43 @@ struct FutureLawTests {
         #expect(handlers.all == [.boom])
     }
 
+    // `start` skips its own guard on futures whose last step keeps only its first
+    // outcome (flatMap, zip, all, a known value, a map of one of these); these tests
+    // stammer behind each such step, and behind recover, which keeps the guard.
+
+    @Test func aChainEndingInFlatMapDeliversOnceWhenItsSecondStepReportsTwice() {
+        let chain = Future<Int, ProbeError>.success(1)
+            .flatMap { _ in Self.stammering }
+            .map { $0 * 10 }
+            .handleResult { _ in }
+        #expect(immediateOutcomes(of: chain) == [.success(10)])
+    }
+
+    @Test func aChainEndingInFlatMapDeliversOnceWhenItsSecondStepReportsTwiceLater() {
+        let probe = FutureProbe<Int, ProbeError>()
+        let recorder = ThreadSafeList<Result<Int, ProbeError>>()
+        Future<Int, ProbeError>.success(1).flatMap { _ in probe.future }.map { $0 + 1 }
+            .start { recorder.record($0) }
+        probe.complete(.success(1))
+        probe.complete(.failure(.boom))
+        probe.complete(.success(3))
+        #expect(recorder.all == [.success(2)])
+    }
+
+    @Test func zipAndAllDeliverOnceWhenTheirPartsReportTwice() {
+        let zipped = Future.zip(Self.stammering, Future<Int, ProbeError>.success(5)).map { $0.0 + $0.1 }
+        #expect(immediateOutcomes(of: zipped) == [.success(6)])
+        let collected = Future.all([Self.stammering, Self.stammering])
+        #expect(immediateOutcomes(of: collected) == [.success([1, 1])])
+    }
+
+    @Test func recoverDeliversOnceWhenItsHandlersFutureReportsTwice() {
+        let recovered = Future<Int, ProbeError>.failure(.boom)
+            .recover { _ in Self.stammering }
+            .map { $0 * 10 }
+        #expect(immediateOutcomes(of: recovered) == [.success(10)])
+    }
+
     @Test func nothingRunsBeforeStart() {
         let invocations = ThreadSafeList<Void>()
         let future = Future<Int, ProbeError> { completion in
