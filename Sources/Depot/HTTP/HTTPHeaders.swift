@@ -138,6 +138,22 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 }
 
 extension String {
+    /// Whether `self` sorts before `other` when ASCII letters are compared without regard
+    /// to case (other bytes as they are); it allocates nothing, unlike comparing
+    /// `lowercased()` copies.
+    func caseInsensitiveLess(_ other: String) -> Bool {
+        for (a, b) in zip(utf8, other.utf8) {
+            let (x, y) = (Self.asciiLowercase(a), Self.asciiLowercase(b))
+            if x != y { return x < y }
+        }
+        return utf8.count < other.utf8.count
+    }
+
+    /// `byte` with ASCII `A`…`Z` folded to `a`…`z`.
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+        (65...90).contains(byte) ? byte | 0x20 : byte
+    }
+
     /// ASCII case-insensitive comparison, as HTTP field names need.
     func caseInsensitiveEquals(_ other: String) -> Bool {
         let lhs = utf8

@@ -47,13 +47,10 @@ struct LinkFollower: Sendable {
         _ link: Link, values: [String: JSONValue], body: RequestBody?, as type: U.Type
     ) -> Future<Resource<U>, ServiceError> {
         let coding = coding
-        return send(link, values: values, body: body).flatMap { response in
-            Future(
-                result: Result { () throws(ServiceError) in
-                    var resource = try coding.decode(Resource<U>.self, from: response.body)
-                    resource.coding = coding
-                    return resource
-                })
+        return send(link, values: values, body: body).tryMap { response throws(ServiceError) in
+            var resource = try coding.decode(Resource<U>.self, from: response.body)
+            resource.coding = coding
+            return resource
         }
     }
 

@@ -78,24 +78,21 @@ extension PagedRepository {
         } catch {
             return .failure(error)
         }
-        let page = backend.send(request).flatMap { response in
-            Future(
-                result: Result { () throws(ServiceError) in
-                    let layout = try style.layout(of: response, page: number, size: size)
-                    let entities =
-                        layout.isPastTheEnd
-                        ? [] : try coding.decode([Entity].self, from: response.body, at: layout.itemsPath)
-                    let hasMore =
-                        !layout.isPastTheEnd
-                        && (layout.hasNext ?? (layout.next != nil || entities.count == size))
-                    var next = hasMore ? layout.next ?? PageAddress.page(after: number) : nil
-                    if case .href(let href) = next { next = .href(PageRequest.resolve(href, from: request)) }
-                    var page = Page(
-                        items: entities, number: number, size: size, total: layout.total,
-                        hasNext: next != nil, hasPrevious: number > 1, links: layout.links, nextAddress: next)
-                    page.fingerprint = Self.fingerprint(of: response.body)
-                    return page
-                })
+        let page = backend.send(request).tryMap { response throws(ServiceError) in
+            let layout = try style.layout(of: response, page: number, size: size)
+            let entities =
+                layout.isPastTheEnd
+                ? [] : try coding.decode([Entity].self, from: response.body, at: layout.itemsPath)
+            let hasMore =
+                !layout.isPastTheEnd
+                && (layout.hasNext ?? (layout.next != nil || entities.count == size))
+            var next = hasMore ? layout.next ?? PageAddress.page(after: number) : nil
+            if case .href(let href) = next { next = .href(PageRequest.resolve(href, from: request)) }
+            var page = Page(
+                items: entities, number: number, size: size, total: layout.total,
+                hasNext: next != nil, hasPrevious: number > 1, links: layout.links, nextAddress: next)
+            page.fingerprint = Self.fingerprint(of: response.body)
+            return page
         }
         return page.recover { error in
             guard style.isPastTheEnd(error, page: number) else { return .failure(error) }

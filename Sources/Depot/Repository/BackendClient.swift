@@ -36,7 +36,7 @@ extension BackendClient {
         body: RequestBody = .none,
         headers: HTTPHeaders = [:]
     ) -> Future<BackendResponse, ServiceError> {
-        if let empty = segments.firstIndex(where: \.isEmpty) {
+        if let empty = segments.firstIndex(where: { $0.isEmpty }) {
             return .failure(
                 .invalidRequest(
                     "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
@@ -70,11 +70,6 @@ extension BackendClient {
     ) -> Future<Response, ServiceError> {
         let coding = coding
         return send(method, segments, query: query, body: body, headers: headers)
-            .flatMap { response in
-                Future(
-                    result: Result { () throws(ServiceError) in
-                        try coding.decode(Response.self, from: response.body)
-                    })
-            }
+            .tryMap { response throws(ServiceError) in try coding.decode(Response.self, from: response.body) }
     }
 }

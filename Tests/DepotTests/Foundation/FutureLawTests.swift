@@ -89,6 +89,21 @@ struct FutureLawTests {
         #expect(immediateOutcomes(of: recovered) == [.success(10)])
     }
 
+    @Test func tryMapTransformsValuesEndsOnAThrownFailureAndPassesFailuresThrough() {
+        let calls = ThreadSafeList<Int>()
+        let halve = { @Sendable (value: Int) throws(ProbeError) -> Int in
+            calls.record(value)
+            guard value.isMultiple(of: 2) else { throw .other }
+            return value / 2
+        }
+        #expect(immediateOutcomes(of: Future<Int, ProbeError>.success(8).tryMap(halve)) == [.success(4)])
+        #expect(immediateOutcomes(of: Future<Int, ProbeError>.success(3).tryMap(halve)) == [.failure(.other)])
+        let failed = Future<Int, ProbeError>.failure(.boom).tryMap(halve)
+        #expect(immediateOutcomes(of: failed) == [.failure(.boom)])
+        #expect(calls.all == [8, 3])
+        #expect(immediateOutcomes(of: Self.stammering.tryMap(halve)) == [.failure(.other)])
+    }
+
     @Test func nothingRunsBeforeStart() {
         let invocations = ThreadSafeList<Void>()
         let future = Future<Int, ProbeError> { completion in

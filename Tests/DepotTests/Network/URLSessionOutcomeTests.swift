@@ -61,6 +61,21 @@ import Testing
         #expect(answer.body == Data("[]".utf8))
     }
 
+    @Test func keepsTheResponseHeadersSortedByNameWithoutRegardToCase() throws {
+        let answer = try URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: Data(),
+            response: try response(200, headers: ["x-b": "2", "X-a": "1", "ETag": "e", "content-type": "t"]),
+            error: nil, cancelled: false
+        ).get()
+        // The platform may recase some names (FoundationNetworking writes `Etag`).
+        #expect(answer.headers.map { $0.name.lowercased() } == ["content-type", "etag", "x-a", "x-b"])
+        #expect(answer.headers["x-a"] == "1" && answer.headers["X-B"] == "2")
+        #expect("Accept".caseInsensitiveLess("accept-encoding"))
+        #expect(!"ACCEPT".caseInsensitiveLess("accept"))
+        #expect(!"accept".caseInsensitiveLess("ACCEPT"))
+        #expect("X-A".caseInsensitiveLess("x_a"))  // "-" (45) sorts before "_" (95)
+    }
+
     @Test func reportsCancellationWhateverTheTaskEndedWith() throws {
         let outcome = URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: Data(), response: try response(200), error: nil,

@@ -22,8 +22,8 @@ final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
 
     private let start: Start
-    private let crossedOrigin = Locked(false)
-    private let challenge = Locked<HTTPURLResponse?>(nil)
+    /// Whether a redirect left the first origin, and the 401 of a cancelled challenge.
+    private let state = Locked<(crossedOrigin: Bool, challenge: HTTPURLResponse?)>((false, nil))
 
     /// Where the request was first sent.
     private enum Start: Sendable {
@@ -66,9 +66,9 @@ final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
     /// The request to send for a redirect to `request`.
     func redirect(to request: URLRequest) -> URLRequest {
         let sameOrigin = origin != nil && request.url.flatMap(Origin.init) == origin
-        let strip = crossedOrigin.withLock { crossed in
-            if !sameOrigin { crossed = true }
-            return crossed
+        let strip = state.withLock { state in
+            if !sameOrigin { state.crossedOrigin = true }
+            return state.crossedOrigin
         }
         guard strip else { return request }
         var stripped = request
@@ -78,12 +78,12 @@ final class TaskDelegate: NSObject, URLSessionTaskDelegate, Sendable {
 
     /// Keeps the 401 whose challenge ``ChallengeDelegate`` cancelled.
     func recordChallenge(_ response: HTTPURLResponse) {
-        challenge.withLock { $0 = response }
+        state.withLock { $0.challenge = response }
     }
 
     /// The 401 recorded by ``recordChallenge(_:)``, if any.
     var challengedResponse: HTTPURLResponse? {
-        challenge.withLock { $0 }
+        state.withLock { $0.challenge }
     }
 
     /// Whether the platform loses the body of a request it resends after a 307 / 308.

@@ -20,19 +20,18 @@ struct URLSessionTransport: Backend {
                 completion(.failure(error))
                 return NotCancellable()
             }
-            let token = CancellationToken()
+            let cancelled = Locked(false)
             let delegate = TaskDelegate(url: urlRequest.url)
             let task = session.session.dataTask(with: urlRequest) { data, response, error in
                 completion(
                     Self.outcome(
                         of: request, data: data, response: response ?? delegate.challengedResponse,
-                        error: delegate.challengedResponse == nil ? error : nil, cancelled: token.isCancelled)
-                )
+                        error: delegate.challengedResponse == nil ? error : nil,
+                        cancelled: cancelled.withLock { $0 }))
             }
             task.delegate = delegate
-            token.onCancel { task.cancel() }
             task.resume()
-            return token
+            return DataTaskCancellable(task: task, cancelled: cancelled)
         }
     }
 
@@ -53,6 +52,19 @@ struct URLSessionTransport: Backend {
         let answer = BackendResponse(
             status: http.statusCode, headers: HTTPHeaders(http), body: data ?? Data())
         return ServiceError.check(answer, for: request)
+    }
+}
+
+/// Cancels one data task: marks it cancelled (so that its outcome is
+/// ``ServiceError/cancelled`` whatever the platform reports) and stops it.
+struct DataTaskCancellable: Cancellable, @unchecked Sendable {
+    // `URLSessionTask` is thread-safe; FoundationNetworking does not mark it `Sendable`.
+    let task: URLSessionTask
+    let cancelled: Locked<Bool>
+
+    func cancel() {
+        cancelled.withLock { $0 = true }
+        task.cancel()
     }
 }
 
@@ -92,6 +104,6 @@ extension HTTPHeaders {
             guard let name = key.base as? String else { continue }
             fields.append(Field(name: name, value: value as? String ?? String(describing: value)))
         }
-        self.init(fields.sorted { $0.name.lowercased() < $1.name.lowercased() })
+        self.init(fields.sorted { $0.name.caseInsensitiveLess($1.name) })
     }
 }
