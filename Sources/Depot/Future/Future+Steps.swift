@@ -12,9 +12,12 @@ import Foundation
 @usableFromInline
 final class StepStorage<Fixed, State>: ManagedBuffer<StepHeader<Fixed, State>, LockPrimitive> {
     /// A new object holding `fixed` and `state`, with its lock initialized.
+    ///
+    /// `state` is evaluated in place, inside the object: a state built first and passed in
+    /// would be copied, a retain and a release more for each reference it holds.
     @inlinable
-    static func make(fixed: Fixed, state: State) -> StepStorage<Fixed, State> {
-        let buffer = create(minimumCapacity: 1) { _ in StepHeader(fixed: fixed, state: state) }
+    static func make(fixed: Fixed, state: @autoclosure () -> State) -> StepStorage<Fixed, State> {
+        let buffer = create(minimumCapacity: 1) { _ in StepHeader(fixed: fixed, state: state()) }
         let storage = unsafeDowncast(buffer, to: StepStorage<Fixed, State>.self)
         storage.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
         return storage
@@ -46,10 +49,10 @@ struct Shared<Fixed, State>: @unchecked Sendable {
     @usableFromInline
     let storage: StepStorage<Fixed, State>
 
-    /// A new object holding `fixed` and `state`.
+    /// A new object holding `fixed` and `state` (evaluated in place).
     @inlinable
-    init(fixed: Fixed, state: State) {
-        storage = .make(fixed: fixed, state: state)
+    init(fixed: Fixed, state: @autoclosure () -> State) {
+        storage = .make(fixed: fixed, state: state())
     }
 
     /// Reads the parts set at creation; they never change, so this needs no lock.
