@@ -120,8 +120,10 @@ extension Future {
     public static func zip<A: Sendable, B: Sendable>(
         _ first: Future<A, Failure>, _ second: Future<B, Failure>
     ) -> Future<(A, B), Failure> where Value == (A, B) {
-        // `done` lets one outcome through.
-        Future(reportsOnce: true) { completion in
+        // Not marked `reportsOnce`, although `done` lets one outcome through: the guard of
+        // `start` also lets go of the caller's completion once it ran, which the parts'
+        // cancellables (kept by `group` until it is cancelled) would otherwise keep alive.
+        Future { completion in
             let group = CancellationToken()
             let state = Locked<(a: A?, b: B?, done: Bool)>((nil, nil, false))
             @Sendable func finish(_ update: (inout (a: A?, b: B?, done: Bool)) -> Failure?) {
@@ -178,8 +180,8 @@ extension Future {
     public static func all<Element: Sendable>(
         _ futures: [Future<Element, Failure>]
     ) -> Future<[Element], Failure> where Value == [Element] {
-        // `done` lets one outcome through.
-        Future<[Element], Failure>(reportsOnce: true) { completion in
+        // Not marked `reportsOnce`, for the same reason as `zip`.
+        Future<[Element], Failure> { completion in
             let group = CancellationToken()
             let state = Locked<(values: [Int: Element], done: Bool)>(([:], futures.isEmpty))
             if futures.isEmpty { completion(.success([])) }

@@ -31,10 +31,10 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     @usableFromInline
     let operation: @Sendable (Promise) -> any Cancellable
 
-    /// Whether the work reports at most once by construction: a known value, one of
-    /// Depot's steps that keeps only its first outcome (`flatMap`, `zip`, `all`), or a
-    /// map of one. ``start(_:)`` then needs no guard of its own (one allocation and one
-    /// lock fewer per start).
+    /// Whether the work reports at most once by construction and lets go of its
+    /// completion after reporting: a known value, a `flatMap`, or a map of one.
+    /// ``start(_:)`` then needs no guard of its own (one allocation and one lock fewer per
+    /// start).
     @usableFromInline
     let reportsOnce: Bool
 

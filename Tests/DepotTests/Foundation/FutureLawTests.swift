@@ -53,8 +53,29 @@ struct FutureLawTests {
     }
 
     // `start` skips its own guard on futures whose last step keeps only its first
-    // outcome (flatMap, zip, all, a known value, a map of one of these); these tests
-    // stammer behind each such step, and behind recover, which keeps the guard.
+    // outcome (flatMap, a known value, a map of one of these); these tests stammer behind
+    // each such step, and behind the steps that keep the guard.
+
+    @Test(arguments: ["map", "mapError", "tryMap", "handleResult"])
+    func aStepOverWorkThatReportsTwiceDeliversOnce(_ step: String) {
+        let source = Self.stammering
+        let future: Future<Int, ProbeError> =
+            switch step {
+            case "map": source.map { $0 * 10 }
+            case "mapError": source.mapError { _ in ProbeError.other }
+            case "tryMap": source.tryMap { $0 }
+            default: source.handleResult { _ in }
+            }
+        #expect(immediateOutcomes(of: future).count == 1)
+    }
+
+    @Test func receiveOnOverWorkThatReportsTwiceDeliversOnce() {
+        let queue = DispatchQueue(label: "receive-on-test")
+        let recorder = ThreadSafeList<Result<Int, ProbeError>>()
+        Self.stammering.receive(on: queue).start { recorder.record($0) }
+        queue.sync {}  // every hop queued by the start has run
+        #expect(recorder.all == [.success(1)])
+    }
 
     @Test func aChainEndingInFlatMapDeliversOnceWhenItsSecondStepReportsTwice() {
         let chain = Future<Int, ProbeError>.success(1)

@@ -38,6 +38,61 @@ struct FutureMemoryTests {
         return watched == nil
     }
 
+    /// Keeps the `Cancellable` of the future it started, while that future's completion
+    /// captures it: the cycle a view model makes with `self.work = future.start { self… }`.
+    private final class Owner: @unchecked Sendable {
+        var work: (any Cancellable)?
+    }
+
+    /// Work that answers later from another thread, and whose cancellable keeps its promise
+    /// (the `CancellationToken` pattern: `token.onCancel { promise(.failure(…)) }`).
+    private static func keepingItsPromise(_ value: Int) -> Future<Int, ProbeError> {
+        Future { promise in
+            let token = CancellationToken()
+            token.onCancel { promise(.failure(.boom)) }
+            DispatchQueue.global().async { promise(.success(value)) }
+            return token
+        }
+    }
+
+    /// Starts `future` for an owner that keeps its cancellable and is captured by its
+    /// completion, waits for the outcome, drops the owner, and answers whether it is gone.
+    private static func ownerIsReleased(starting future: Future<Int, ProbeError>) async -> Bool {
+        weak var watched: Owner?
+        do {
+            let owner = Owner()
+            watched = owner
+            let delivered = await firstDelivery { (deliver: @escaping @Sendable (Int) -> Void) in
+                owner.work = future.start { result in
+                    _ = owner
+                    deliver((try? result.get()) ?? -1)
+                }
+            }
+            #expect(delivered != nil)
+        }
+        for _ in 0..<500 where watched != nil {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return watched == nil
+    }
+
+    @Test(
+        "a finished future lets go of the completion its owner's cancellable would keep",
+        arguments: ["plain", "map", "flatMap", "zip", "all", "recover"])
+    func finishedFutureReleasesItsCompletion(_ shape: String) async {
+        let part = Self.keepingItsPromise(1)
+        let future: Future<Int, ProbeError> =
+            switch shape {
+            case "plain": part
+            case "map": part.map { $0 + 1 }
+            case "flatMap": part.flatMap { Self.keepingItsPromise($0 + 1) }
+            case "zip": Future.zip(part, Self.keepingItsPromise(2)).map { $0.0 + $0.1 }
+            case "all": Future.all([part, Self.keepingItsPromise(2)]).map { $0.reduce(0, +) }
+            default: part.recover { _ in .success(0) }
+            }
+        #expect(await Self.ownerIsReleased(starting: future))
+    }
+
     @Test("a flatMap inside zip, succeeding at once")
     func zipSynchronous() async {
         let released = await Self.isReleased { captured in

@@ -57,8 +57,7 @@ struct URLSessionTransport: Backend {
 
 /// Cancels one data task: marks it cancelled (so that its outcome is
 /// ``ServiceError/cancelled`` whatever the platform reports) and stops it.
-struct DataTaskCancellable: Cancellable, @unchecked Sendable {
-    // `URLSessionTask` is thread-safe; FoundationNetworking does not mark it `Sendable`.
+struct DataTaskCancellable: Cancellable {
     let task: URLSessionTask
     let cancelled: Locked<Bool>
 
