@@ -8,6 +8,8 @@ enum ServerMessage {
     /// the text itself (never HTML or XML markup).
     static func extract(from body: Data, headers: HTTPHeaders) -> String? {
         guard !body.isEmpty else { return nil }
+        // A body nested past the parser's limit carries no message Depot will read.
+        guard JSONNesting.firstOffsetPastLimit(in: body) == nil else { return nil }
         if let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
             guard let object = json as? [String: Any] else { return json as? String }
             for key in ["detail", "message", "error_description", "error", "title"] {

@@ -122,7 +122,7 @@ public struct Resource<Entity: Sendable>: Sendable {
         let decoder = coding.decoder
         do {
             let data = try JSONEncoder().encode(documents)
-            return try decoder.decode([Resource<U>].self, from: data).map { resource in
+            return try decoder.decodeChecked([Resource<U>].self, from: data).map { resource in
                 var resource = resource
                 resource.coding = coding
                 return resource
@@ -151,7 +151,7 @@ public struct Resource<Entity: Sendable>: Sendable {
         var copy = self
         do {
             let data = try JSONEncoder().encode(resources)
-            copy.embeddedValues[rel] = try JSONDecoder().decode(JSONValue.self, from: data)
+            copy.embeddedValues[rel] = try JSONDecoder().decodeChecked(JSONValue.self, from: data)
         } catch {
             throw .invalidRequest("could not embed \(rel): \(error)")
         }

@@ -44,9 +44,11 @@ public struct LogEvent: Sendable, Hashable, CustomStringConvertible {
     public var requestNumber: Int
     /// The request's method.
     public var method: HTTPMethod
-    /// The request's path, relative to the backend's base (or absolute).
+    /// The request's path, relative to the backend's base (or absolute), without the
+    /// query a path may carry: that is in ``query``.
     public var path: String
-    /// The request's query items, redacted.
+    /// The request's query items, redacted: those of a query inside its path first,
+    /// then its own, as the URL sent carries them.
     public var query: [URLQueryItem]
     /// The request's header fields as they left this middleware, redacted.
     public var headers: HTTPHeaders

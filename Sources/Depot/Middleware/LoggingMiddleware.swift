@@ -5,7 +5,9 @@ import Foundation
 ///
 /// `Authorization`, `Cookie`, `Set-Cookie` and `Proxy-Authorization` are always redacted,
 /// in request and response headers alike (names compared without regard to case); add
-/// your own (`X-API-Key`) and query items (`api_key`). Depot depends on no logging library:
+/// your own (`X-API-Key`) and query items (`api_key`), which are redacted wherever the
+/// request carries them: in its query items or in a query inside its path (a server's
+/// `Link` URL, say). Depot depends on no logging library:
 /// forward the events to swift-log or `os.Logger` in a few lines (see the README).
 ///
 /// ```swift
@@ -54,11 +56,14 @@ public struct LoggingMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         Future { [self] completion in
             let clock = ContinuousClock()
+            // Redact the URL as it will be sent: a query carried in the path (a server's
+            // `Link`, a custom endpoint) comes first, then the request's own items.
+            let (path, pathQuery) = Self.splitQuery(request.path)
             let sent = LogEvent(
                 requestNumber: counter.next(),
                 method: request.method,
-                path: request.path,
-                query: request.query.map(redact),
+                path: path,
+                query: (pathQuery + request.query).map(redact),
                 headers: redact(request.headers),
                 bodySize: request.body?.count ?? 0,
                 phase: .sent
@@ -80,6 +85,14 @@ public struct LoggingMiddleware: Middleware {
                 completion(result)
             }
         }
+    }
+
+    /// `path` without a query or fragment it carries, and that query's items.
+    private static func splitQuery(_ path: String) -> (path: String, query: [URLQueryItem]) {
+        guard path.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else {
+            return (path, [])
+        }
+        return QueryString.split(path)
     }
 
     private func redact(_ headers: HTTPHeaders) -> HTTPHeaders {

@@ -13,7 +13,7 @@ enum PageRequest {
     ) throws(ServiceError) -> BackendRequest {
         if case .href(let href) = address {
             guard !href.isEmpty else { throw .invalidRequest("the server sent an empty next page URL") }
-            let (path, items) = split(href)
+            let (path, items) = QueryString.split(href)
             return BackendRequest(method: .get, path: path, query: items)
         }
         if let empty = segments.firstIndex(where: \.isEmpty) {
@@ -40,29 +40,5 @@ enum PageRequest {
             let resolved = URL(string: href, relativeTo: base)?.absoluteString
         else { return href }
         return resolved.hasPrefix(placeholder) ? String(resolved.dropFirst(placeholder.count)) : resolved
-    }
-
-    /// `href` without its fragment, split into the part before `?` and the query
-    /// items after it (`+` is a space, then percent-decoding, as a server reads them).
-    /// A query that does not decode stays in the path as it was sent.
-    static func split(_ href: String) -> (path: String, query: [URLQueryItem]) {
-        let reference = href.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        guard let mark = reference.firstIndex(of: "?") else { return (String(reference), []) }
-        var items: [URLQueryItem] = []
-        for pair in reference[reference.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decode(parts[0]) else { return (String(reference), []) }
-            guard parts.count > 1 else {
-                items.append(URLQueryItem(name: name, value: nil))
-                continue
-            }
-            guard let value = decode(parts[1]) else { return (String(reference), []) }
-            items.append(URLQueryItem(name: name, value: value))
-        }
-        return (String(reference[..<mark]), items)
-    }
-
-    private static func decode(_ text: Substring) -> String? {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 }

@@ -11,10 +11,10 @@ extension JSONCoding {
     ) throws(ServiceError) -> T {
         let path = envelope + keyPath
         do {
-            if path.isEmpty { return try decoder.decode(T.self, from: data) }
+            if path.isEmpty { return try decoder.decodeChecked(T.self, from: data) }
             let scoped = decoder.copy()
             scoped.userInfo[KeyPathBox<T>.pathKey] = path
-            return try scoped.decode(KeyPathBox<T>.self, from: data).value
+            return try scoped.decodeChecked(KeyPathBox<T>.self, from: data).value
         } catch let error as DecodingError {
             throw .decoding(DecodingFailure(type: String(describing: T.self), error: error))
         } catch {

@@ -50,14 +50,11 @@ final class Database {
             switch entry {
             case .collection(let records):
                 let stored = records.map { record in
-                    StoredRecord(
-                        members: record.members, bytes: Data(data[Self.slice(record.bytes, of: data)]))
+                    Self.record(record.members, bytes: record.bytes, in: data)
                 }
                 set(name, .collection(RecordCollection(stored)))
             case .object(let members, let bytes):
-                set(
-                    name,
-                    .object(StoredRecord(members: members, bytes: Data(data[Self.slice(bytes, of: data)]))))
+                set(name, .object(Self.record(members, bytes: bytes, in: data)))
             case .unsupported(let kind):
                 throw Self.malformed(
                     name, "\"\(name)\" is a \(kind); use an array of objects (a collection) or an object")
@@ -68,8 +65,14 @@ final class Database {
         }
     }
 
-    private static func slice(_ range: Range<Int>, of data: Data) -> Range<Data.Index> {
-        (data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)
+    /// A seeded record: its bytes in the document, or written anew when the parser
+    /// repaired it (so an answer never repeats bytes that are not valid JSON).
+    private static func record(_ members: [String: JSONValue], bytes range: Range<Int>?, in data: Data)
+        -> StoredRecord
+    {
+        guard let range else { return StoredRecord(members: members) }
+        let slice = (data.startIndex + range.lowerBound)..<(data.startIndex + range.upperBound)
+        return StoredRecord(members: members, bytes: Data(data[slice]))
     }
 
     private static func malformed(_ path: String, _ description: String) -> ServiceError {

@@ -37,6 +37,10 @@ import Foundation
 /// - `POST` to an unknown collection creates it; any other request for an unknown
 ///   name is 404.
 ///
+/// A request that ``BackendRequest/validate()`` refuses (a header with CR, LF or NUL,
+/// a `GET` with a body) fails with ``ServiceError/invalidRequest(_:)`` before anything
+/// is answered, exactly as ``URLSessionBackend`` refuses to send it.
+///
 /// Errors are answered as the network would answer them and classified by
 /// ``ServiceError/init(response:for:)``: unknown names and ids are 404, a body that
 /// is not JSON (or not an object) is 400 (json-server answers 500 with an HTML page),
@@ -74,10 +78,17 @@ public final class InMemoryBackend: Backend, Sendable {
     /// ```
     ///
     /// Records keep the bytes they were given, so they are answered without being
-    /// encoded again.
+    /// encoded again. What json-server would read differently is repaired first, and
+    /// that record written anew: invalid UTF-8 becomes U+FFFD (json-server reads its
+    /// file as UTF-8), a number past `Double`'s range becomes `null` (JavaScript's
+    /// `Infinity`, written as `null`), an underflowing one `0`, and a lone surrogate
+    /// escape such as `\ud800` U+FFFD (json-server would send it back, and Foundation's
+    /// decoder refuses it). So every answer is JSON that `JSONDecoder` reads.
     ///
-    /// - Throws: ``ServiceError/decoding(_:)`` when `database` is not JSON, or a member
-    ///   is neither an array of objects nor an object (the coding path names it).
+    /// - Throws: ``ServiceError/decoding(_:)`` when `database` is not JSON (the
+    ///   description names the byte offset), nests deeper than 512 arrays or objects
+    ///   (counted from the document's root: no client could decode it), or a member is
+    ///   neither an array of objects nor an object (the coding path names it).
     public convenience init(database: Data) throws(ServiceError) {
         self.init(storage: try Database(json: database))
     }

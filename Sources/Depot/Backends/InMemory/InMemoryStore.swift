@@ -85,6 +85,12 @@ final class InMemoryStore: @unchecked Sendable {
     func receive(_ request: BackendRequest, body: ParsedBody) -> Reception {
         locked {
             log.append(request)
+            // Refused as URLSessionBackend refuses it: before any fault, route or delay.
+            do throws(ServiceError) {
+                try request.validate()
+            } catch {
+                return .answered(.failure(error))
+            }
             if latencyValue > 0 { return .delayed(latencyValue) }
             return .answered(answer(request, body: body))
         }

@@ -6,7 +6,16 @@ import Foundation
 ///
 /// Integers without fraction or exponent that fit in `Int` become `.int`; every other
 /// number becomes `.double`. Objects keep the last value of a repeated key. Nesting
-/// deeper than ``maximumDepth`` is refused rather than risking the stack.
+/// deeper than ``maximumDepth``, counted from the document's root, is refused rather
+/// than risking the stack (or answering what clients cannot decode).
+///
+/// What JavaScript's `JSON.parse` reads differently from the bytes, as json-server
+/// would read a db.json file, is *repaired*: invalid UTF-8 becomes U+FFFD (Node reads
+/// the file as UTF-8), a number past `Double`'s range becomes `null` (JavaScript's
+/// `Infinity`, which `JSON.stringify` writes as `null`), a number that underflows
+/// becomes `0`, and a lone surrogate escape (`\ud800`) becomes U+FFFD (json-server
+/// would answer the escape again, which Foundation's decoder refuses). A record that
+/// needed repair is reported without its bytes, so it is written anew.
 struct JSONParser {
     /// Why a document is not JSON, and where.
     struct SyntaxError: Error, Sendable {
@@ -21,10 +30,11 @@ struct JSONParser {
 
     /// One top-level member of a db.json document.
     enum DatabaseEntry {
-        /// An array: the records (their members and their bytes in the document).
-        case collection([(members: [String: JSONValue], bytes: Range<Int>)])
-        /// A plain object: a singular resource such as `/profile`.
-        case object([String: JSONValue], bytes: Range<Int>)
+        /// An array: the records (their members and their bytes in the document;
+        /// `nil` for a record that was repaired, whose bytes must be written anew).
+        case collection([(members: [String: JSONValue], bytes: Range<Int>?)])
+        /// A plain object: a singular resource such as `/profile` (bytes as above).
+        case object([String: JSONValue], bytes: Range<Int>?)
         /// Anything else, which json-server refuses to serve.
         case unsupported(kind: String)
         /// An array with an element that is not an object, at `position`.
@@ -37,15 +47,22 @@ struct JSONParser {
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var depth = 0
+    /// Whether a value parsed since this was last cleared needed repair (see above).
+    private var repaired = false
 
     private init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
     /// Parses `data` as one JSON value (any type at the top level).
-    static func parse(_ data: Data) -> Result<JSONValue, SyntaxError> {
+    ///
+    /// - Parameter depth: the levels `data` will sit under once stored: 2 for a record
+    ///   (the database object and its collection), so that a stored record nests no
+    ///   deeper than a seeded one and every answer stays within the limit.
+    static func parse(_ data: Data, depth: Int = 0) -> Result<JSONValue, SyntaxError> {
         data.withUnsafeBytes { raw in
             var parser = JSONParser(raw)
+            parser.depth = depth
             do throws(SyntaxError) {
                 let value = try parser.parseValue()
                 try parser.expectEnd()
@@ -76,6 +93,7 @@ struct JSONParser {
     private mutating func parseDatabase() throws(SyntaxError) -> [(name: String, entry: DatabaseEntry)] {
         skipWhitespace()
         guard peek() == UInt8(ascii: "{") else { throw failure("a database must be a JSON object") }
+        try enter()
         index += 1
         var entries: [(name: String, entry: DatabaseEntry)] = []
         skipWhitespace()
@@ -98,8 +116,9 @@ struct JSONParser {
     private mutating func parseDatabaseEntry() throws(SyntaxError) -> DatabaseEntry {
         switch peek() {
         case UInt8(ascii: "["):
+            try enter()
             index += 1
-            var records: [(members: [String: JSONValue], bytes: Range<Int>)] = []
+            var records: [(members: [String: JSONValue], bytes: Range<Int>?)] = []
             var invalid: DatabaseEntry?
             skipWhitespace()
             if peek() == UInt8(ascii: "]") {
@@ -109,9 +128,10 @@ struct JSONParser {
             while true {
                 skipWhitespace()
                 let start = index
+                repaired = false
                 let value = try parseValue()
                 if case .object(let members) = value {
-                    records.append((members, start..<index))
+                    records.append((members, repaired ? nil : start..<index))
                 } else if invalid == nil {
                     invalid = .invalidRecord(position: records.count, kind: Self.kind(of: value))
                 }
@@ -121,8 +141,9 @@ struct JSONParser {
             return invalid ?? .collection(records)
         case UInt8(ascii: "{"):
             let start = index
+            repaired = false
             let value = try parseValue()
-            return .object(value.objectValue ?? [:], bytes: start..<index)
+            return .object(value.objectValue ?? [:], bytes: repaired ? nil : start..<index)
         default:
             return .unsupported(kind: Self.kind(of: try parseValue()))
         }
@@ -230,15 +251,19 @@ struct JSONParser {
         guard peek() == UInt8(ascii: "\"") else { throw failure("expected a string") }
         index += 1
         let start = index
+        var ascii = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(
-                    decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                let text = String(decoding: raw, as: UTF8.self)
+                // Decoding replaced invalid UTF-8 with U+FFFD exactly when the bytes changed.
+                if !ascii && !text.utf8.elementsEqual(raw) { repaired = true }
                 index += 1
                 return text
             }
             if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         var buffer = Array(bytes[start..<index])
@@ -247,7 +272,9 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                return String(decoding: buffer, as: UTF8.self)
+                let text = String(decoding: buffer, as: UTF8.self)
+                if !text.utf8.elementsEqual(buffer) { repaired = true }
+                return text
             case UInt8(ascii: "\\"):
                 index += 1
                 try parseEscape(into: &buffer)
@@ -289,6 +316,8 @@ struct JSONParser {
             } else if let decoded = Unicode.Scalar(UInt32(unit)) {
                 scalar = decoded
             }
+            // A surrogate without its other half stays U+FFFD.
+            if scalar == "\u{FFFD}" && unit != 0xFFFD { repaired = true }
             buffer.append(contentsOf: String(Character(scalar)).utf8)
         default:
             index -= 1
@@ -350,8 +379,19 @@ struct JSONParser {
             try digits()
         }
         if isInteger && !overflow { return .int(integer) }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        guard let value = Double(text) else { throw failure("invalid number") }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        guard let value = Double(String(decoding: raw, as: UTF8.self)) else {
+            throw failure("invalid number")
+        }
+        if !value.isFinite {
+            // JavaScript reads Infinity, which JSON.stringify writes as null.
+            repaired = true
+            return .null
+        }
+        if value == 0, Self.hasNonzeroMantissa(raw) {
+            // Underflow: JavaScript reads 0; Foundation refuses such a number.
+            repaired = true
+        }
         return .double(value)
     }
 
@@ -396,6 +436,15 @@ struct JSONParser {
 
     private func failure(_ message: String) -> SyntaxError {
         SyntaxError(message: message, offset: index)
+    }
+
+    /// Whether a number's digits before its exponent are not all zero.
+    private static func hasNonzeroMantissa(_ number: UnsafeRawBufferPointer) -> Bool {
+        for byte in number {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return false }
+            if byte >= UInt8(ascii: "1") && byte <= UInt8(ascii: "9") { return true }
+        }
+        return false
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool {

@@ -29,7 +29,7 @@ struct RequestTarget {
         var query: [URLQueryItem] = []
         if let mark = reference.firstIndex(of: "?") {
             path = reference[..<mark]
-            query = parseQuery(reference[reference.index(after: mark)...])
+            query = QueryString.parse(reference[reference.index(after: mark)...])
         }
         query += request.query
 
@@ -77,20 +77,6 @@ struct RequestTarget {
             }
         }
         return true
-    }
-
-    /// Parses `name=value&…` as a server does: `+` is a space, then percent-decoding.
-    static func parseQuery(_ text: Substring) -> [URLQueryItem] {
-        text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = decodeQueryComponent(parts[0])
-            return URLQueryItem(name: name, value: parts.count > 1 ? decodeQueryComponent(parts[1]) : nil)
-        }
-    }
-
-    private static func decodeQueryComponent(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
     }
 
     /// Whether `path` starts with an RFC 3986 scheme (`http:`).

@@ -102,7 +102,7 @@ public struct RouteContext: Sendable {
             throw failure(.badRequest("the body is not valid JSON: \(reason)"))
         }
         do {
-            return try decoder.decode(T.self, from: data)
+            return try decoder.decodeChecked(T.self, from: data)
         } catch {
             throw failure(.badRequest("the body is not a valid \(T.self): \(error)"))
         }
@@ -250,7 +250,7 @@ public struct RouteContext: Sendable {
         throws(ServiceError) -> T
     {
         do {
-            return try decoder.decode(T.self, from: JSONWriter.encode(value))
+            return try decoder.decodeChecked(T.self, from: JSONWriter.encode(value))
         } catch {
             throw .decoding(DecodingFailure(type: "\(T.self)", codingPath: "", description: "\(error)"))
         }

@@ -13,35 +13,33 @@ struct URLRequestBuilder: Sendable {
     /// `baseURL` taken apart once, not on every request; `nil` when it is not an
     /// `http` or `https` URL with a host.
     private let base: BaseURL?
+    /// The first of ``headers`` that must not be sent, checked once: every request
+    /// fails while there is one.
+    private let unsafeDefault: HTTPHeaders.Field?
 
     init(baseURL: URL, headers: HTTPHeaders, timeout: TimeInterval?) {
         self.baseURL = baseURL
         self.headers = headers
         self.timeout = timeout
         self.base = BaseURL(baseURL)
+        self.unsafeDefault = headers.firstUnsafeField
     }
 
     /// The `URLRequest` to send for `request`.
     ///
-    /// - Throws: ``ServiceError/invalidRequest(_:)`` for a base URL that is not `http`
-    ///   or `https`, a path on another origin, a URL that does not parse, a header that
-    ///   contains CR, LF or NUL, or a `GET` / `HEAD` with a body.
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` for what
+    ///   ``BackendRequest/validate()`` refuses, an unsafe default header, a base URL
+    ///   that is not `http` or `https`, a path on another origin, or a URL that does
+    ///   not parse.
     func urlRequest(for request: BackendRequest) throws(ServiceError) -> URLRequest {
+        try request.validate()
+        if let unsafeDefault { throw BackendRequest.unsafeField(unsafeDefault) }
         let url = try url(for: request)
         var fields: HTTPHeaders = ["Accept": "application/json"]
         fields.merge(headers)
         fields.merge(request.headers)
         let body = request.body ?? Data()
-        if !body.isEmpty {
-            guard request.method != .get, request.method != .head else {
-                throw .invalidRequest("a \(request.method.rawValue) request cannot carry a body")
-            }
-            if !fields.contains("Content-Type") { fields["Content-Type"] = "application/json" }
-        }
-        if let unsafe = fields.firstUnsafeField {
-            let name = unsafe.name.prefix(40).debugDescription
-            throw .invalidRequest("the header field \(name) contains CR, LF, NUL or a bad name")
-        }
+        if !body.isEmpty, !fields.contains("Content-Type") { fields["Content-Type"] = "application/json" }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
         let list = Array(fields)

@@ -23,9 +23,10 @@ import Foundation
 ///
 /// **Headers.** `Accept: application/json` unless the request sets `Accept`, then
 /// ``headers`` (the backend's defaults), then the request's own fields, which win. A
-/// request with a body and no `Content-Type` is sent as `application/json`. A header
-/// whose name or value contains CR, LF or NUL is refused as
-/// ``ServiceError/invalidRequest(_:)``, and so is a `GET` or `HEAD` with a body.
+/// request with a body and no `Content-Type` is sent as `application/json`. What
+/// ``BackendRequest/validate()`` refuses (a header whose name or value contains CR, LF
+/// or NUL, a `GET` or `HEAD` with a body) fails as ``ServiceError/invalidRequest(_:)``
+/// before anything is sent, as it does on every backend.
 ///
 /// **Outcomes.** Every status goes through the one classifier,
 /// ``ServiceError/init(response:for:)``, so a non-2xx answer is a ``ServiceError`` that

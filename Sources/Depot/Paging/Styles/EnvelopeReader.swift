@@ -13,7 +13,7 @@ struct EnvelopeReader {
         let decoder = JSONDecoder()
         decoder.userInfo[Fields.pathsKey] = paths
         do {
-            values = try decoder.decode(Fields.self, from: body).values
+            values = try decoder.decodeChecked(Fields.self, from: body).values
         } catch let error as DecodingError {
             throw .decoding(DecodingFailure(type: "paging envelope", error: error))
         } catch {
