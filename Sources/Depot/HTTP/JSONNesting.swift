@@ -19,6 +19,7 @@ enum JSONNesting {
         // Going past the limit takes more opening brackets than that many bytes hold.
         guard data.count > limit else { return nil }
         return data.withUnsafeBytes { raw -> Int? in
+            guard let base = raw.baseAddress else { return nil }
             let count = raw.count
             var depth = 0
             var index = 0
@@ -30,13 +31,10 @@ enum JSONNesting {
                 case UInt8(ascii: "]"), UInt8(ascii: "}"):
                     depth -= 1
                 case UInt8(ascii: "\""):
-                    // Skip the string: brackets inside it open nothing.
-                    index += 1
-                    while index < count {
-                        let byte = raw[index]
-                        if byte == UInt8(ascii: "\"") { break }
-                        index += byte == UInt8(ascii: "\\") ? 2 : 1
-                    }
+                    // Skip the string (brackets inside it open nothing): find its closing
+                    // quote with memchr, which is vectorized, and pass over escaped quotes.
+                    guard let end = closingQuote(in: raw, base: base, after: index) else { return nil }
+                    index = end
                 default:
                     break
                 }
@@ -44,6 +42,29 @@ enum JSONNesting {
             }
             return nil
         }
+    }
+
+    /// The offset of the quote that closes the string opened at `open`, or `nil` when
+    /// the string runs to the end.
+    private static func closingQuote(in raw: UnsafeRawBufferPointer, base: UnsafeRawPointer, after open: Int)
+        -> Int?
+    {
+        let start = open + 1
+        var from = start
+        while from < raw.count {
+            guard let found = memchr(base + from, Int32(UInt8(ascii: "\"")), raw.count - from) else {
+                return nil
+            }
+            let quote = base.distance(to: UnsafeRawPointer(found))
+            // The quote is escaped when an odd number of backslashes stands before it.
+            var backslashes = 0
+            while quote - backslashes - 1 >= start, raw[quote - backslashes - 1] == UInt8(ascii: "\\") {
+                backslashes += 1
+            }
+            if backslashes % 2 == 0 { return quote }
+            from = quote + 1
+        }
+        return nil
     }
 
     /// The error for nesting that starts past the limit at `offset`, in the shape

@@ -75,6 +75,19 @@ struct NestingGuardTests {
         #expect(post.title.count == 1202)
     }
 
+    /// Prefixes before 512 more `[`: whether their string is closed by then.
+    @Test(arguments: [
+        (#"["\\","#, true),  // an escaped backslash, then the closing quote
+        (#"["a","#, true),
+        (#"["\"["#, false),  // an escaped quote: the string goes on
+        (#"["\\\"["#, false),  // an escaped backslash, then an escaped quote
+    ])
+    func stringsEndWhereJSONSaysTheyEnd(prefix: String, closed: Bool) {
+        let text = prefix + String(repeating: "[", count: 512)
+        let offset = JSONNesting.firstOffsetPastLimit(in: Data(text.utf8))
+        #expect(offset == (closed ? text.utf8.count - 1 : nil))
+    }
+
     @Test func namesTheOffsetWhereNestingGoesTooDeep() {
         #expect(JSONNesting.firstOffsetPastLimit(in: Self.bareBrackets) == 512)
         #expect(JSONNesting.firstOffsetPastLimit(in: Self.deepRecord) == Self.deepRecord.count - 1)
