@@ -23,8 +23,12 @@ Routes (the query string is read where a route says so; anything else is 404):
 - `GET /endless`: 200 with `Transfer-Encoding: chunked` and 64 KiB chunks until the
   client disconnects (at most 1 GiB): a body with no end and no declared length.
 - `GET /chunked?bytes=N`: 200 with a chunked body of exactly N bytes (4 KiB chunks),
-  then the terminating chunk: a finite body without a Content-Length.
+  then the terminating chunk: a finite body without a Content-Length. With `hold=1`
+  the terminating chunk never comes: after N bytes the server waits, like `/silent`
+  (so only a client that counts bytes as they arrive can fail before its timeout).
 - `GET /large?bytes=N`: 200 with `Content-Length: N` and N bytes: a declared size.
+- `GET /declared?bytes=N`: 200 with `Content-Length: N`, then nothing: the server waits
+  like `/silent` (so only a client that reads the Content-Length can fail at once).
 """
 import argparse
 import socket
@@ -135,8 +139,16 @@ class Handler(socketserver.BaseRequestHandler):
             size = min(4096, remaining)
             self.request.sendall(b"%x\r\n" % size + b"x" * size + b"\r\n")
             remaining -= size
+        if query.get("hold") == "1":
+            return self.route_silent(query)
         self.request.sendall(b"0\r\n\r\n")
         return True
+
+    def route_declared(self, query):
+        size = int(query.get("bytes", "0"))
+        fields = [("Content-Type", "application/octet-stream"), ("Content-Length", size)]
+        self.request.sendall(head(200, "OK", fields))
+        return self.route_silent(query)
 
     def route_large(self, query):
         size = int(query.get("bytes", "0"))

@@ -86,6 +86,18 @@ import Testing
         Row(
             name: "a declared body over the limit", server: .fault, path: "large?bytes=104857600",
             limit: 1 << 20, expected: "transport", code: .dataLengthExceedsMaximum),
+        // The server declares 100 MiB and sends nothing more: only the Content-Length
+        // check can end this before the timeout.
+        Row(
+            name: "a declared body over the limit, before any of it", server: .fault,
+            path: "declared?bytes=104857600", limit: 1 << 20, expected: "transport",
+            code: .dataLengthExceedsMaximum),
+        // 200 KiB of a chunked body, then silence: only counting bytes as they arrive
+        // can end this before the timeout.
+        Row(
+            name: "a chunked body past the limit, then silence", server: .fault,
+            path: "chunked?bytes=204800&hold=1", limit: 102_400, expected: "transport",
+            code: .dataLengthExceedsMaximum),
         Row(
             name: "a chunked body under the limit", server: .fault, path: "chunked?bytes=102400",
             limit: 1 << 20, expected: "success"),
