@@ -154,6 +154,23 @@ import Testing
         }
         #expect(run.completions() == 1)
     }
+
+    @Test func aSessionPassedInKeepsTheLimitToo() async throws {
+        // On Linux such a session shows the body only to its own delegate: the limit is
+        // checked once the body has arrived, with the same error.
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let backend = URLSessionBackend(
+            baseURL: try #require(LiveServer.fault), session: session, timeout: 5, maximumResponseBytes: 1000)
+        let over = await backend.send(BackendRequest(path: "large?bytes=1001")).result
+        guard case .transport(let code, _) = over.failure else {
+            Issue.record("expected a transport failure, got \(over)")
+            return
+        }
+        #expect(code == URLError.Code.dataLengthExceedsMaximum.rawValue)
+        let within = try await backend.send(BackendRequest(path: "large?bytes=1000")).value
+        #expect(within.body.count == 1000)
+    }
 }
 
 /// One start of a future with a completion that counts its calls.
