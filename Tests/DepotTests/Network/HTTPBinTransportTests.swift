@@ -18,6 +18,55 @@ import Testing
         #expect(response.status == 200)
     }
 
+    @Test func theTimeoutBoundsTheWholeRequestNotTheWaitBetweenBytes() async throws {
+        // One byte a second for 10 s: the connection is never idle for 2 s, yet the
+        // request as a whole takes longer than its timeout.
+        let backend = URLSessionBackend(baseURL: try #require(LiveServer.httpbin), timeout: 2)
+        let (result, elapsed) = await measure {
+            await backend.send(BackendRequest(path: "drip?duration=10&numbytes=10&delay=0")).result
+        }
+        #expect(result.failure == .timedOut)
+        #expect(elapsed < 4, "timed out after \(elapsed) s; the timeout was 2 s")
+    }
+
+    @Test func requestsWithinTheTimeoutSucceed() async throws {
+        let backend = URLSessionBackend(baseURL: try #require(LiveServer.httpbin), timeout: 2)
+        #expect(try await backend.send(BackendRequest(path: "get")).value.status == 200)
+        // A slow body that still ends in time: two bytes over about a second.
+        let drip = try await backend.send(BackendRequest(path: "drip?duration=1&numbytes=2&delay=0")).value
+        #expect(drip.body == Data("**".utf8))
+    }
+
+    @Test func aFractionalTimeoutIsKeptToTheMillisecond() async throws {
+        // FoundationNetworking's own timeout is whole seconds (0.5 becomes 1); Depot's is not.
+        let backend = URLSessionBackend(baseURL: try #require(LiveServer.httpbin), timeout: 0.5)
+        let (result, elapsed) = await measure { await backend.send(BackendRequest(path: "delay/3")).result }
+        #expect(result.failure == .timedOut)
+        #expect(elapsed < 0.95, "timed out after \(elapsed) s; the timeout was 0.5 s")
+    }
+
+    @Test func cancellingBeforeTheDeadlineIsACancellationNotATimeout() async throws {
+        let backend = URLSessionBackend(baseURL: try #require(LiveServer.httpbin), timeout: 2)
+        let calls = Locked(0)
+        let (result, elapsed) = await measure {
+            await withCheckedContinuation { continuation in
+                let work = backend.send(BackendRequest(path: "drip?duration=10&numbytes=10&delay=0")).start {
+                    result in
+                    if calls.withLock({
+                        $0 += 1
+                        return $0
+                    }) == 1 {
+                        continuation.resume(returning: result)
+                    }
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { work.cancel() }
+            }
+        }
+        #expect(result.failure == .cancelled)
+        #expect(elapsed < 1.3, "completed \(elapsed) s after the start; cancelled after 0.3 s")
+        #expect(calls.withLock { $0 } == 1)
+    }
+
     @Test func cancellingTheCancellableCancelsTheRequest() async throws {
         let backend = URLSessionBackend(baseURL: try #require(LiveServer.httpbin))
         let clock = ContinuousClock()

@@ -13,12 +13,16 @@ enum LiveServer {
     static let httpbin2 = url("DEPOT_HTTPBIN2_URL")
     /// The Django REST framework app of Tests/Servers/ (JSONPlaceholder's data).
     static let drf = url("DEPOT_DRF_URL")
+    /// The fault server of scripts/servers/fault_server.py: answers cut short, closed
+    /// connections, garbage, silence, slow drips and endless bodies (its docstring lists
+    /// the routes).
+    static let fault = url("DEPOT_FAULT_URL")
     /// A port on 127.0.0.1 where nothing listens.
     static let closed = url("DEPOT_CLOSED_URL")
 
     /// Whether every server is configured.
     static var isAvailable: Bool {
-        httpbin != nil && httpbin2 != nil && drf != nil && closed != nil
+        httpbin != nil && httpbin2 != nil && drf != nil && fault != nil && closed != nil
     }
 
     /// The DRF app's base URL for a private copy of the seed data (`/s/<fresh name>/`),
@@ -41,6 +45,7 @@ extension Trait where Self == ConditionTrait {
     static var liveServers: Self {
         .enabled(
             if: LiveServer.isAvailable,
-            "needs the live test servers: run `bash scripts/test` (it starts httpbin and the DRF app)")
+            "needs the live test servers: run `bash scripts/test` (it starts httpbin, the DRF app and the fault server)"
+        )
     }
 }

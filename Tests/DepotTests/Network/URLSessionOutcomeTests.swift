@@ -42,7 +42,7 @@ import Testing
         let outcome = URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: body,
             response: try response(404, headers: ["Content-Type": "application/json"]), error: nil,
-            cancelled: false)
+            ending: .finished)
         #expect(outcome.failure?.caseName == "notFound")
         #expect(outcome.failure?.message == "no such post")
         #expect(outcome.failure?.response?.body == body)
@@ -53,7 +53,7 @@ import Testing
             of: BackendRequest(path: "p"), data: Data("[]".utf8),
             response: try response(
                 200, headers: ["X-Total-Count": "100", "Link": "<http://h/p?_page=2>; rel=\"next\""]),
-            error: nil, cancelled: false)
+            error: nil, ending: .finished)
         let answer = try outcome.get()
         #expect(answer.status == 200)
         #expect(answer.headers["x-total-count"] == "100")
@@ -65,7 +65,7 @@ import Testing
         let answer = try URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: Data(),
             response: try response(200, headers: ["x-b": "2", "X-a": "1", "ETag": "e", "content-type": "t"]),
-            error: nil, cancelled: false
+            error: nil, ending: .finished
         ).get()
         // The platform may recase some names (FoundationNetworking writes `Etag`).
         #expect(answer.headers.map { $0.name.lowercased() } == ["content-type", "etag", "x-a", "x-b"])
@@ -79,8 +79,34 @@ import Testing
     @Test func reportsCancellationWhateverTheTaskEndedWith() throws {
         let outcome = URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: Data(), response: try response(200), error: nil,
-            cancelled: true)
+            ending: .cancelled)
         #expect(outcome.failure == .cancelled)
+    }
+
+    @Test func reportsTheDeadlineAsATimeoutWhateverTheTaskEndedWith() throws {
+        // The deadline cancels the task, which then reports -999: the caller must see a timeout.
+        let outcome = URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: nil, response: nil, error: URLError(.cancelled),
+            ending: .timedOut)
+        #expect(outcome.failure == .timedOut)
+    }
+
+    @Test func reportsABodyOverTheLimitAsDataLengthExceedsMaximum() throws {
+        let declared = URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: nil, response: try response(200),
+            error: URLError(.cancelled),
+            ending: .tooLarge(limit: 100, declared: 5000))
+        guard case .transport(let code, let description) = declared.failure else {
+            Issue.record("expected a transport failure, got \(declared)")
+            return
+        }
+        #expect(code == URLError.Code.dataLengthExceedsMaximum.rawValue)
+        #expect(description.contains("5000") && description.contains("100 bytes"))
+        let grown = URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: nil, response: nil, error: nil,
+            ending: .tooLarge(limit: 100, declared: nil))
+        #expect(grown.failure?.caseName == "transport")
+        if case .transport(_, let description) = grown.failure { #expect(description.contains("100 bytes")) }
     }
 
     @Test func refusesAnAnswerThatIsNotHTTP() throws {
@@ -88,7 +114,7 @@ import Testing
             url: try #require(URL(string: "http://h/p")), mimeType: nil, expectedContentLength: 0,
             textEncodingName: nil)
         let outcome = URLSessionTransport.outcome(
-            of: BackendRequest(path: "p"), data: nil, response: plain, error: nil, cancelled: false)
+            of: BackendRequest(path: "p"), data: nil, response: plain, error: nil, ending: .finished)
         #expect(outcome.failure?.caseName == "transport")
     }
 

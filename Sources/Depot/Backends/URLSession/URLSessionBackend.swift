@@ -60,8 +60,33 @@ import Foundation
 /// ``Future/receive(on:)`` (for example to `.main`) when it matters; `await` callers
 /// need nothing.
 ///
-/// **Linux.** With FoundationNetworking, timeouts are whole seconds, so ``timeout`` is
-/// rounded *up* to the next second there (a 0.5 s timeout waits 1 s). A 401 with a
+/// **Timeouts.** ``timeout`` bounds each request as a whole, from the moment it starts
+/// (connecting included) to the last byte of the response: when it passes, Depot cancels
+/// the task and the outcome is ``ServiceError/timedOut``, even if the server is still
+/// sending (a slow drip) or never answers. The same value is also the session's idle
+/// timeout (`URLRequest.timeoutInterval`: the longest wait for the next bytes), so a
+/// stalled connection may end sooner, also as ``ServiceError/timedOut``. Each attempt
+/// is bounded on its own: a retrying middleware gives every attempt the full timeout.
+/// Without a timeout, only the configuration's own limits apply
+/// (`timeoutIntervalForRequest`, an idle timeout, 60 s by default; on Apple platforms
+/// also `timeoutIntervalForResource`, which FoundationNetworking ignores).
+///
+/// **Response size.** With ``maximumResponseBytes``, a response whose `Content-Length`
+/// is over the limit fails before any of its body is read, and a body without one
+/// (chunked) fails as soon as it grows past the limit, so an endless body never fills
+/// memory. Both fail with ``ServiceError/transport(code:description:)`` whose code is
+/// `URLError.Code.dataLengthExceedsMaximum` (-1103). The limit counts the body as
+/// delivered (decompressed when the server compressed it); the `Content-Length` check
+/// applies to what the server declared. Without a limit (the default) any size is read.
+/// One exception: on Linux, with a session you pass in, FoundationNetworking shows the
+/// body only to that session's delegate, so there the limit is checked once the whole
+/// body has arrived (with the same error); use the `configuration:` initializer when an
+/// endless body must be stopped as it comes.
+///
+/// **Linux.** With FoundationNetworking, the session's idle timeout is whole seconds,
+/// rounded *up* there (a 0.5 s idle timeout is 1 s); the whole-request deadline is
+/// Depot's own timer and is not rounded, so a 0.5 s ``timeout`` still ends a request
+/// after 0.5 s. A 401 with a
 /// `Basic` challenge arrives as ``ServiceError/unauthorized(_:challenges:)`` without
 /// its body (the platform keeps it), and only through a session this backend creates:
 /// FoundationNetworking waits forever on such a 401 unless the *session* delegate
@@ -71,9 +96,17 @@ public struct URLSessionBackend: Backend {
     public let baseURL: URL
     /// The header fields sent with every request, unless the request sets the same name.
     public let headers: HTTPHeaders
-    /// The seconds a request may take, or `nil` for the session configuration's
-    /// `timeoutIntervalForRequest` (60 s by default).
+    /// The seconds a request may take as a whole, from the moment it starts (connecting
+    /// included) to the last byte of the response, or `nil` for the session
+    /// configuration's limits only (`timeoutIntervalForRequest`, an idle timeout of 60 s by
+    /// default). It is also each request's idle timeout. A request that takes longer
+    /// fails with ``ServiceError/timedOut``.
     public let timeout: TimeInterval?
+    /// The most bytes a response body may have, or `nil` (the default) for no limit. A
+    /// larger body fails with ``ServiceError/transport(code:description:)`` and the code
+    /// `URLError.Code.dataLengthExceedsMaximum`, as soon as the `Content-Length` or the
+    /// bytes received so far show it; the rest is not read.
+    public let maximumResponseBytes: Int?
 
     private let transport: URLSessionTransport
     private let chain: any Backend
@@ -85,7 +118,10 @@ public struct URLSessionBackend: Backend {
     ///     Any other URL makes every request fail with ``ServiceError/invalidRequest(_:)``.
     ///   - configuration: the session's configuration (caching, cookies, proxies).
     ///   - headers: fields sent with every request (an API key, a client version).
-    ///   - timeout: seconds per request; `nil` keeps the configuration's.
+    ///   - timeout: the seconds each request may take as a whole, connecting included
+    ///     (see ``timeout``); `nil` keeps only the configuration's idle timeout.
+    ///   - maximumResponseBytes: the most bytes a response body may have; `nil` for no
+    ///     limit. Set it when a server you do not control could send an endless body.
     ///   - middleware: steps in front of the network, the first outermost, as with
     ///     `backend.with(...)`.
     public init(
@@ -93,11 +129,12 @@ public struct URLSessionBackend: Backend {
         configuration: URLSessionConfiguration = .default,
         headers: HTTPHeaders = [:],
         timeout: TimeInterval? = nil,
+        maximumResponseBytes: Int? = nil,
         middleware: [any Middleware] = []
     ) {
         self.init(
             baseURL: baseURL, session: SessionBox(configuration: configuration), headers: headers,
-            timeout: timeout, middleware: middleware)
+            timeout: timeout, maximumResponseBytes: maximumResponseBytes, middleware: middleware)
     }
 
     /// Creates a backend on a session you own (shared with other code, or with a
@@ -105,29 +142,33 @@ public struct URLSessionBackend: Backend {
     ///
     /// The backend sets a delegate on each of its tasks to apply the redirect policy;
     /// your session delegate still receives the events a task delegate does not handle.
-    /// Completions run on `session.delegateQueue`.
+    /// Completions run on `session.delegateQueue`. The parameters are those of
+    /// ``init(baseURL:configuration:headers:timeout:maximumResponseBytes:middleware:)``.
     public init(
         baseURL: URL,
         session: URLSession,
         headers: HTTPHeaders = [:],
         timeout: TimeInterval? = nil,
+        maximumResponseBytes: Int? = nil,
         middleware: [any Middleware] = []
     ) {
         self.init(
             baseURL: baseURL, session: SessionBox(session: session), headers: headers, timeout: timeout,
-            middleware: middleware)
+            maximumResponseBytes: maximumResponseBytes, middleware: middleware)
     }
 
     private init(
         baseURL: URL, session: SessionBox, headers: HTTPHeaders, timeout: TimeInterval?,
-        middleware: [any Middleware]
+        maximumResponseBytes: Int?, middleware: [any Middleware]
     ) {
         self.baseURL = baseURL
         self.headers = headers
         self.timeout = timeout
+        self.maximumResponseBytes = maximumResponseBytes.map { max(0, $0) }
         let transport = URLSessionTransport(
             session: session,
-            builder: URLRequestBuilder(baseURL: baseURL, headers: headers, timeout: timeout))
+            builder: URLRequestBuilder(baseURL: baseURL, headers: headers, timeout: timeout),
+            maximumResponseBytes: self.maximumResponseBytes)
         self.transport = transport
         self.chain = transport.with(middleware)
     }

@@ -1,0 +1,182 @@
+"""The fault server of `bash scripts/test`: HTTP answers that go wrong on purpose.
+
+    python3 fault_server.py --port PORT
+
+httpbin covers statuses, delays and redirects; this server covers what an HTTP
+framework cannot do because it breaks HTTP itself. Standard library only, one thread
+per connection (so a thousand requests in flight each get an answer), HTTP/1.1 with
+keep-alive on the routes that answer properly. Its URL reaches the tests as
+DEPOT_FAULT_URL (Tests/DepotTests/Network/FaultMatrixTests.swift and LoadTests.swift).
+
+Routes (the query string is read where a route says so; anything else is 404):
+
+- `GET /json?id=N`: 200 `{"id": N, "ok": true}` with a Content-Length, at once. The
+  fast route of the load test; the connection stays open for the next request.
+- `GET /truncated`: 200 with `Content-Length: 1000`, then 100 bytes of the body, then
+  the connection closes (a body cut short mid-transfer).
+- `GET /close`: reads the request and closes the connection without a byte of answer.
+- `GET /garbage`: reads the request, sends bytes that are not HTTP, and closes.
+- `GET /silent`: reads the request and never answers; the connection stays open until
+  the client gives up (or 120 s pass).
+- `GET /drip?duration=S&numbytes=N`: 200 with `Content-Length: N`, then one byte every
+  S/N seconds (httpbin's /drip without its start delay).
+- `GET /endless`: 200 with `Transfer-Encoding: chunked` and 64 KiB chunks until the
+  client disconnects (at most 1 GiB): a body with no end and no declared length.
+- `GET /chunked?bytes=N`: 200 with a chunked body of exactly N bytes (4 KiB chunks),
+  then the terminating chunk: a finite body without a Content-Length. With `hold=1`
+  the terminating chunk never comes: after N bytes the server waits, like `/silent`
+  (so only a client that counts bytes as they arrive can fail before its timeout).
+- `GET /large?bytes=N`: 200 with `Content-Length: N` and N bytes: a declared size.
+- `GET /declared?bytes=N`: 200 with `Content-Length: N`, then nothing: the server waits
+  like `/silent` (so only a client that reads the Content-Length can fail at once).
+"""
+import argparse
+import socket
+import socketserver
+import sys
+import time
+import urllib.parse
+
+MAX_HEAD = 64 * 1024
+
+
+def head(status, reason, fields):
+    lines = [f"HTTP/1.1 {status} {reason}"] + [f"{name}: {value}" for name, value in fields] + ["", ""]
+    return "\r\n".join(lines).encode("ascii")
+
+
+class Handler(socketserver.BaseRequestHandler):
+    def setup(self):
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buffer = b""
+
+    def read_request(self):
+        """The request line, or None when the client closed. Bodies are not expected."""
+        while b"\r\n\r\n" not in self.buffer:
+            if len(self.buffer) > MAX_HEAD:
+                return None
+            data = self.request.recv(65536)
+            if not data:
+                return None
+            self.buffer += data
+        raw, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        return raw.split(b"\r\n", 1)[0].decode("latin-1")
+
+    def handle(self):
+        try:
+            while True:
+                line = self.read_request()
+                if line is None:
+                    return
+                parts = line.split(" ")
+                target = urllib.parse.urlsplit(parts[1] if len(parts) > 1 else "/")
+                query = dict(urllib.parse.parse_qsl(target.query))
+                route = getattr(self, "route_" + target.path.strip("/"), None)
+                if route is None:
+                    body = b'{"error": "no such route"}'
+                    fields = [("Content-Type", "application/json"), ("Content-Length", len(body))]
+                    self.request.sendall(head(404, "Not Found", fields) + body)
+                    continue
+                if not route(query):
+                    return
+        except OSError:
+            # The client went away (it cancelled, timed out, or hit its size limit).
+            return
+
+    # Each route returns True to keep the connection for another request.
+
+    def route_json(self, query):
+        body = ('{"id": %d, "ok": true}' % int(query.get("id", "0"))).encode("ascii")
+        fields = [("Content-Type", "application/json"), ("Content-Length", len(body))]
+        self.request.sendall(head(200, "OK", fields) + body)
+        return True
+
+    def route_truncated(self, query):
+        fields = [("Content-Type", "application/json"), ("Content-Length", 1000)]
+        self.request.sendall(head(200, "OK", fields) + b"[" + b"1," * 49 + b"1")
+        return False
+
+    def route_close(self, query):
+        return False
+
+    def route_garbage(self, query):
+        self.request.sendall(b"\x00\x01\x02 this is not HTTP at all \xff\xfe\r\n\r\n")
+        return False
+
+    def route_silent(self, query):
+        self.request.settimeout(120)
+        try:
+            while self.request.recv(65536):
+                pass
+        except OSError:
+            pass
+        return False
+
+    def route_drip(self, query):
+        duration = float(query.get("duration", "10"))
+        count = max(1, int(query.get("numbytes", "10")))
+        fields = [("Content-Type", "application/octet-stream"), ("Content-Length", count)]
+        self.request.sendall(head(200, "OK", fields))
+        for _ in range(count):
+            time.sleep(duration / count)
+            self.request.sendall(b"*")
+        return True
+
+    def route_endless(self, query):
+        fields = [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")]
+        self.request.sendall(head(200, "OK", fields))
+        chunk = b"%x\r\n" % 65536 + b"x" * 65536 + b"\r\n"
+        for _ in range(16384):  # 1 GiB at most
+            self.request.sendall(chunk)
+        self.request.sendall(b"0\r\n\r\n")
+        return False
+
+    def route_chunked(self, query):
+        remaining = int(query.get("bytes", "0"))
+        fields = [("Content-Type", "application/octet-stream"), ("Transfer-Encoding", "chunked")]
+        self.request.sendall(head(200, "OK", fields))
+        while remaining > 0:
+            size = min(4096, remaining)
+            self.request.sendall(b"%x\r\n" % size + b"x" * size + b"\r\n")
+            remaining -= size
+        if query.get("hold") == "1":
+            return self.route_silent(query)
+        self.request.sendall(b"0\r\n\r\n")
+        return True
+
+    def route_declared(self, query):
+        size = int(query.get("bytes", "0"))
+        fields = [("Content-Type", "application/octet-stream"), ("Content-Length", size)]
+        self.request.sendall(head(200, "OK", fields))
+        return self.route_silent(query)
+
+    def route_large(self, query):
+        size = int(query.get("bytes", "0"))
+        fields = [("Content-Type", "application/octet-stream"), ("Content-Length", size)]
+        self.request.sendall(head(200, "OK", fields))
+        block = b"x" * 65536
+        while size > 0:
+            self.request.sendall(block[: min(size, len(block))])
+            size -= len(block)
+        return True
+
+
+class Server(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+    # The load test opens many connections at once: keep them all in the backlog.
+    request_queue_size = 2048
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args()
+    with Server((args.host, args.port), Handler) as server:
+        print(f"fault server on http://{args.host}:{args.port}", file=sys.stderr, flush=True)
+        server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
