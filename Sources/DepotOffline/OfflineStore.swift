@@ -21,9 +21,11 @@ import Foundation
 /// answers it with ``remove(at:)`` and a fresh store, since the file only held copies and
 /// unsent writes.
 ///
-/// What exists now: the file, its schema and migrations, ``remove(at:)`` and ``removeAll()``.
-/// The `.offline(store)` middleware and the `Outbox` (`store.outbox`) are not built yet; the
-/// schema already has the tables for stored answers and for the outbox.
+/// What exists now: the file, its schema and migrations, ``remove(at:)``, ``removeAll()``, and
+/// stored answers through ``OfflineResponseStorage`` (Depot's `ResponseStorage` protocol:
+/// get, put, remove, LRU eviction by bytes and entries). The `.offline(store)` middleware and
+/// the `Outbox` (`store.outbox`, replay, `ServiceError.queued`) are not built yet; the schema
+/// already has the outbox's table.
 public final class OfflineStore: Sendable {
     /// The store's file.
     public let url: URL

@@ -96,6 +96,20 @@ final class SQLiteConnection {
         return rows
     }
 
+    /// Runs one query with `values` bound, calling `body` with each row until it returns
+    /// `false` or the rows run out.
+    func forEachRow(
+        _ sql: String, _ values: [SQLiteValue] = [],
+        _ body: (SQLiteStatement) throws(OfflineStoreError) -> Bool
+    ) throws(OfflineStoreError) {
+        let statement = try prepared(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() {
+            guard try body(statement) else { return }
+        }
+    }
+
     /// The first column of the first row of a query, as an integer; `nil` without rows.
     func integer(_ sql: String, _ values: [SQLiteValue] = []) throws(OfflineStoreError) -> Int64? {
         try query(sql, values) { statement throws(OfflineStoreError) in statement.integer(0) }.first
@@ -109,7 +123,17 @@ final class SQLiteConnection {
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`, so the write lock is taken at once
     /// and a busy file fails at the start rather than at the commit); rolls back when `body`
     /// or the commit throws.
-    func transaction<T>(_ body: () throws(OfflineStoreError) -> T) throws(OfflineStoreError) -> T {
+    ///
+    /// A `durable` transaction (the default) is synced to disk before it returns
+    /// (`synchronous=FULL`): it survives a crash and a power loss. One that is not (stored
+    /// answers, recency) commits with `synchronous=NORMAL`: it survives the app being killed,
+    /// and after a power loss the file is still sound but may have lost it; the next durable
+    /// commit syncs it along with its own.
+    func transaction<T>(
+        durable: Bool = true, _ body: () throws(OfflineStoreError) -> T
+    ) throws(OfflineStoreError) -> T {
+        if !durable { try execute("PRAGMA synchronous = NORMAL") }
+        defer { if !durable { _ = sqlite3_exec(handle, "PRAGMA synchronous = FULL", nil, nil, nil) } }
         try execute("BEGIN IMMEDIATE")
         do {
             let value = try body()
