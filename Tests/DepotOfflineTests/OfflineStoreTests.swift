@@ -117,3 +117,16 @@ struct OfflineStoreTests {
         #expect(try store.integrityCheck() == ["ok"])
     }
 }
+
+@Suite("OfflineStore: paths SQLite cannot open")
+struct OfflineStorePathTests {
+    @Test("a folder where the file should be is refused naming the path")
+    func folderAtPath() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        let error = offlineStoreError { _ = try OfflineStore(at: url) }
+        #expect(error?.kind == .cannotOpen, "\(String(describing: error))")
+        #expect(error?.description.contains(url.filePath) == true)
+    }
+}

@@ -42,12 +42,14 @@ final class SQLiteConnection {
             throw OfflineStoreError(
                 .cannotOpen, path: path, resultCode: code, message: String(cString: sqlite3_errstr(code)))
         }
-        handle = opened
+        // Checked before `handle` is set: once every property is, a throwing init runs
+        // `deinit`, which would close the handle a second time.
         guard code == SQLITE_OK else {
             let error = Self.error(code: code, handle: opened, path: path)
             sqlite3_close_v2(opened)
             throw error
         }
+        handle = opened
         sqlite3_extended_result_codes(handle, 1)
     }
 
