@@ -115,6 +115,11 @@ public final class OfflineStore: Sendable {
         // synchronous=FULL: the log is synced at every commit, so a committed write survives
         // power loss too (NORMAL in WAL mode may lose the last commits then).
         try connection.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+        #if canImport(Darwin)
+            // On Apple platforms a plain fsync leaves the data in the drive's cache; F_FULLFSYNC
+            // flushes it. (Elsewhere the pragma would only trade fdatasync for a slower fsync.)
+            try connection.executeScript("PRAGMA fullfsync = ON")
+        #endif
         try migrate(connection, from: version, with: migrations)
     }
 
