@@ -104,6 +104,19 @@ struct OfflineStoreFileTests {
         try expectRefused(url, as: .newerVersion(found: supported + 1, supported: supported))
     }
 
+    @Test("random bytes in a -wal file beside a sound store are ignored: the store opens with its data")
+    func garbageLog() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        try makeFilledStore(at: url, bytes: 40_000)
+        var generator = SystemRandomNumberGenerator()
+        let garbage = Data((0..<8_192).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        try garbage.write(to: url.companion("-wal"))
+        let store = try OfflineStore(at: url)
+        #expect(try store.integer("SELECT count(*) FROM answers") == 10)
+        #expect(try store.integrityCheck() == ["ok"])
+    }
+
     @Test("an empty file becomes a store")
     func emptyFile() throws {
         let folder = try TemporaryFolder()
