@@ -1,14 +1,27 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// SQLite for DepotOffline is the system's: on Linux found through pkg-config (`libsqlite3-dev`,
+// which `bash scripts/test` installs where missing); on Apple platforms the SDK's, linked as is.
+#if os(Linux)
+    let sqlitePkgConfig: String? = "sqlite3"
+#else
+    let sqlitePkgConfig: String? = nil
+#endif
+
 let package = Package(
     name: "Depot",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
-        .library(name: "Depot", targets: ["Depot"])
+        .library(name: "Depot", targets: ["Depot"]),
+        // Reads and writes that survive the network, stored in SQLite: `import DepotOffline`.
+        .library(name: "DepotOffline", targets: ["DepotOffline"]),
     ],
     targets: [
         .target(name: "Depot"),
+        // The system's SQLite (a system library, not a package dependency).
+        .systemLibrary(name: "CSQLite", pkgConfig: sqlitePkgConfig, providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "DepotOffline", dependencies: ["Depot", "CSQLite"]),
         // Generated JSONPlaceholder-shaped data for the examples, tests and benchmarks.
         .target(name: "DepotFixtures"),
         .executableTarget(
@@ -25,6 +38,7 @@ let package = Package(
             path: "Benchmarks/DepotBenchmarks"
         ),
         .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures"]),
+        .testTarget(name: "DepotOfflineTests", dependencies: ["DepotOffline", "Depot", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,161 @@
+import Foundation
+
+/// What a stored response answers: the request's method, path and query, and the account it
+/// was fetched for.
+///
+/// Used by ``ResponseStorage``: a response is only ever served again for the same key, so
+/// answers stored for one account are never served to another. `account` is an identifier
+/// the app chooses (a user id, or a digest of one); never a credential such as a token, since
+/// a persistent storage writes its keys to disk.
+public struct StoredResponseKey: Sendable, Hashable {
+    /// The request's method (a `GET` for stored reads).
+    public var method: HTTPMethod
+    /// The request's path, as given.
+    public var path: String
+    /// The request's query items, in order (a different order is a different key).
+    public var query: [URLQueryItem]
+    /// Whose answer it is: an app-chosen identifier, never a credential; empty for none.
+    public var account: String
+
+    /// The key of a request for `path` with `query`, fetched for `account`.
+    public init(method: HTTPMethod = .get, path: String, query: [URLQueryItem] = [], account: String = "") {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.account = account
+    }
+
+    /// The bytes the key itself counts against a storage's bound: its path, query and account.
+    public var byteCount: Int {
+        var count = path.utf8.count + account.utf8.count
+        for item in query { count += item.name.utf8.count + (item.value?.utf8.count ?? 0) + 2 }
+        return count
+    }
+}
+
+/// A response as a ``ResponseStorage`` keeps it: the response, when it was stored, and the
+/// request's values of the header fields the response varies on.
+///
+/// `storedAt` is what lets a caller tell how old an answer served from storage is ("saved
+/// 10:42"); `varying` is what lets a cache check that a later request may share it (RFC 9111
+/// §4.1).
+public struct StoredResponse: Sendable, Hashable {
+    /// The response: status, header fields, body.
+    public var response: BackendResponse
+    /// When the response was received and stored.
+    public var storedAt: Date
+    /// The request's values of each field the response's `Vary` names (lowercased names).
+    public var varying: [String: [String]]
+
+    /// A stored `response`, received at `storedAt`.
+    public init(_ response: BackendResponse, storedAt: Date = Date(), varying: [String: [String]] = [:]) {
+        self.response = response
+        self.storedAt = storedAt
+        self.varying = varying
+    }
+
+    /// The bytes the response counts against a storage's bound: its body, its header fields
+    /// (four bytes more each, as on the wire) and its varying values
+    /// (counted the same way).
+    public var byteCount: Int {
+        var count = response.body.count
+        for field in response.headers { count += field.name.utf8.count + field.value.utf8.count + 4 }
+        for (name, values) in varying {
+            for value in values { count += name.utf8.count + value.utf8.count + 4 }
+        }
+        return count
+    }
+}
+
+/// A place that keeps responses by ``StoredResponseKey``, bounded by bytes and entries,
+/// evicting the least recently used: the one storage mechanism behind stored answers, in
+/// memory (``InMemoryResponseStorage``) or on disk (DepotOffline's SQLite storage).
+///
+/// Middleware that keeps responses (`.offline(store)`, a cache's validators) talks to this
+/// protocol, so the same middleware works with a storage that is forgotten when the app quits
+/// and with one that survives a restart. Implementations are safe to call from any thread.
+/// Calls throw when the storage itself fails (a disk error); an in-memory storage never throws.
+public protocol ResponseStorage: Sendable {
+    /// The most bytes kept (as ``StoredResponse/byteCount`` plus ``StoredResponseKey/byteCount``).
+    var maxBytes: Int { get }
+    /// The most responses kept.
+    var maxEntries: Int { get }
+
+    /// The response stored for `key`, which becomes the most recently used; `nil` when none.
+    func response(for key: StoredResponseKey) throws -> StoredResponse?
+
+    /// Keeps `response` for `key` as the most recently used, replacing what was there, then
+    /// evicts the least recently used responses until both bounds hold. A response larger than
+    /// ``maxBytes`` on its own is not kept (and the old one for `key` is removed).
+    ///
+    /// - Returns: how many other responses were evicted.
+    @discardableResult
+    func store(_ response: StoredResponse, for key: StoredResponseKey) throws -> Int
+
+    /// Removes the response stored for `key`; returns whether there was one.
+    @discardableResult
+    func removeResponse(for key: StoredResponseKey) throws -> Bool
+
+    /// Removes every stored response (sign-out).
+    func removeAllResponses() throws
+
+    /// How many responses are stored now.
+    func count() throws -> Int
+
+    /// How many bytes the stored responses count now against ``maxBytes``.
+    func totalBytes() throws -> Int
+}
+
+/// A ``ResponseStorage`` in memory: fast, bounded, forgotten when the app quits.
+///
+/// Use it where stored answers need not survive a restart (tests, previews, a short-lived
+/// process); DepotOffline's SQLite storage keeps them on disk behind the same protocol. It
+/// never throws. All calls are O(1) except ``removeAllResponses()``.
+public final class InMemoryResponseStorage: ResponseStorage {
+    /// The most bytes kept.
+    public let maxBytes: Int
+    /// The most responses kept.
+    public let maxEntries: Int
+    private let entries: Locked<LRUStore<StoredResponseKey, StoredResponse>>
+
+    /// An empty storage keeping at most `maxEntries` responses and `maxBytes` bytes (negative
+    /// bounds count as zero: a storage that keeps nothing).
+    public init(maxEntries: Int = 1_000, maxBytes: Int = 10 << 20) {
+        self.maxBytes = max(0, maxBytes)
+        self.maxEntries = max(0, maxEntries)
+        entries = Locked(LRUStore(maxCount: maxEntries, maxCost: maxBytes))
+    }
+
+    /// The response stored for `key`, which becomes the most recently used.
+    public func response(for key: StoredResponseKey) -> StoredResponse? {
+        entries.withLock { $0.value(for: key) }
+    }
+
+    /// Keeps `response` for `key`, evicting the least recently used beyond the bounds.
+    @discardableResult
+    public func store(_ response: StoredResponse, for key: StoredResponseKey) -> Int {
+        let cost = response.byteCount + key.byteCount
+        return entries.withLock { $0.insert(response, cost: cost, for: key) }
+    }
+
+    /// Removes the response stored for `key`.
+    @discardableResult
+    public func removeResponse(for key: StoredResponseKey) -> Bool {
+        entries.withLock { $0.removeValue(for: key) } != nil
+    }
+
+    /// Removes every stored response.
+    public func removeAllResponses() {
+        entries.withLock { $0.removeAll() }
+    }
+
+    /// How many responses are stored now.
+    public func count() -> Int {
+        entries.withLock { $0.count }
+    }
+
+    /// How many bytes the stored responses count now.
+    public func totalBytes() -> Int {
+        entries.withLock { $0.totalCost }
+    }
+}

@@ -1,0 +1,171 @@
+import Depot
+import Foundation
+
+/// A ``Depot/ResponseStorage`` in an ``OfflineStore``'s file: stored answers that survive the
+/// app quitting and the device restarting, bounded by bytes and entries with LRU eviction.
+///
+/// ```swift
+/// let store = try OfflineStore(at: appSupport.appending(path: "depot.sqlite"))
+/// let answers = OfflineResponseStorage(store: store, maxBytes: 50 << 20)
+/// ```
+///
+/// The same protocol as Depot's ``Depot/InMemoryResponseStorage``, so code that keeps
+/// responses works with either; this one is what the `.offline(store)` middleware will
+/// keep its answers in. Safe from any thread. Each call is one SQLite transaction under the
+/// store's lock: storing replaces the old answer and evicts the least recently used in the
+/// same transaction, so the bounds hold in the file at every commit. Answers are committed
+/// without waiting for the disk to sync (`synchronous=NORMAL`): they survive the app being
+/// killed, and a power loss may lose the last ones (they are copies of the server's data)
+/// but never leaves the file unsound. Keys and responses are stored as given: a key's
+/// `account` must not be a credential, and a caller should not store a response whose
+/// header fields carry one.
+public final class OfflineResponseStorage: ResponseStorage {
+    /// The store whose file keeps the answers.
+    public let store: OfflineStore
+    /// The most bytes kept (responses' and keys' ``Depot/StoredResponse/byteCount`` and
+    /// ``Depot/StoredResponseKey/byteCount``).
+    public let maxBytes: Int
+    /// The most responses kept.
+    public let maxEntries: Int
+
+    /// Answers in `store`'s file, bounded by `maxBytes` and `maxEntries` (negative bounds count
+    /// as zero). Several storages may share one store; the file keeps one set of answers, and
+    /// each storage enforces its own bounds when it stores.
+    public init(store: OfflineStore, maxEntries: Int = 10_000, maxBytes: Int = 50 << 20) {
+        self.store = store
+        self.maxBytes = max(0, maxBytes)
+        self.maxEntries = max(0, maxEntries)
+    }
+
+    private static let keyMatch = "method = ? AND path = ? AND query = ? AND account = ?"
+
+    private static func values(of key: StoredResponseKey) -> [SQLiteValue] {
+        [
+            .text(key.method.rawValue), .text(key.path), .blob(FieldCoding.encode(key.query)),
+            .text(key.account),
+        ]
+    }
+
+    /// The response stored for `key`, which becomes the most recently used; `nil` when none.
+    ///
+    /// - Throws: ``OfflineStoreError`` when SQLite fails, or ``OfflineStoreError/Kind/corrupt``
+    ///   when the stored row cannot be read back.
+    public func response(for key: StoredResponseKey) throws(OfflineStoreError) -> StoredResponse? {
+        let path = store.database.path
+        return try store.database.withConnection { connection throws(OfflineStoreError) in
+            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> StoredResponse? in
+                let rows = try connection.query(
+                    "SELECT id, status, headers, body, varying, stored_at FROM answers WHERE \(Self.keyMatch)",
+                    Self.values(of: key)
+                ) { row throws(OfflineStoreError) -> (Int64, StoredResponse) in
+                    guard let headers = FieldCoding.decodeHeaders(row.blob(2)),
+                        let varying = FieldCoding.decodeVarying(row.blob(4))
+                    else {
+                        throw OfflineStoreError(
+                            .corrupt, path: path, message: "a stored answer cannot be read")
+                    }
+                    let response = BackendResponse(
+                        status: Int(row.integer(1)), headers: headers, body: row.blob(3))
+                    let storedAt = Date(timeIntervalSince1970: row.real(5))
+                    return (row.integer(0), StoredResponse(response, storedAt: storedAt, varying: varying))
+                }
+                guard let (id, stored) = rows.first else { return nil }
+                try connection.execute(
+                    "UPDATE answers SET last_used = (SELECT coalesce(max(last_used), 0) + 1 FROM answers) WHERE id = ?",
+                    [.integer(id)]
+                )
+                return stored
+            }
+        }
+    }
+
+    /// Keeps `response` for `key` as the most recently used, then evicts the least recently
+    /// used until both bounds hold; a response larger than ``maxBytes`` alone is not kept
+    /// (and the old one for `key` is removed).
+    ///
+    /// - Returns: how many other responses were evicted.
+    /// - Throws: ``OfflineStoreError`` when SQLite fails; nothing is changed then.
+    @discardableResult
+    public func store(_ response: StoredResponse, for key: StoredResponseKey) throws(OfflineStoreError) -> Int
+    {
+        let bytes = response.byteCount + key.byteCount
+        let keyValues = Self.values(of: key)
+        return try store.database.withConnection { connection throws(OfflineStoreError) in
+            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
+                try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", keyValues)
+                guard bytes <= maxBytes, maxEntries > 0 else { return 0 }
+                try connection.execute(
+                    """
+                    INSERT INTO answers (method, path, query, account, status, headers, body, varying,
+                        stored_at, last_used, bytes)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(last_used), 0) + 1 FROM answers), ?)
+                    """,
+                    keyValues + [
+                        .integer(Int64(response.response.status)),
+                        .blob(FieldCoding.encode(response.response.headers)),
+                        .blob(response.response.body),
+                        .blob(FieldCoding.encode(response.varying)),
+                        .real(response.storedAt.timeIntervalSince1970),
+                        .integer(Int64(bytes)),
+                    ]
+                )
+                return try evict(connection)
+            }
+        }
+    }
+
+    /// Removes the least recently used answers until both bounds hold; the newest (just
+    /// stored) is never among them, since it fits alone. Returns how many were removed.
+    private func evict(_ connection: SQLiteConnection) throws(OfflineStoreError) -> Int {
+        let totals = try connection.query("SELECT count(*), total(bytes) FROM answers") { row in
+            (count: Int(row.integer(0)), bytes: Int(row.integer(1)))
+        }
+        guard var count = totals.first?.count, var total = totals.first?.bytes else { return 0 }
+        guard count > maxEntries || total > maxBytes else { return 0 }
+        var doomed: [Int64] = []
+        try connection.forEachRow("SELECT id, bytes FROM answers ORDER BY last_used") { row in
+            guard count > maxEntries || total > maxBytes, count > 1 else { return false }
+            doomed.append(row.integer(0))
+            count -= 1
+            total -= Int(row.integer(1))
+            return true
+        }
+        for id in doomed { try connection.execute("DELETE FROM answers WHERE id = ?", [.integer(id)]) }
+        return doomed.count
+    }
+
+    /// Removes the response stored for `key`; returns whether there was one.
+    @discardableResult
+    public func removeResponse(for key: StoredResponseKey) throws(OfflineStoreError) -> Bool {
+        try store.database.withConnection { connection throws(OfflineStoreError) in
+            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Bool in
+                try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", Self.values(of: key))
+                return connection.changes > 0
+            }
+        }
+    }
+
+    /// Removes every stored answer (the outbox is left alone; ``OfflineStore/removeAll()``
+    /// empties both), synced to disk before it returns.
+    public func removeAllResponses() throws(OfflineStoreError) {
+        try store.database.withConnection { connection throws(OfflineStoreError) in
+            try connection.transaction { () throws(OfflineStoreError) in
+                try connection.execute("DELETE FROM answers")
+            }
+        }
+    }
+
+    /// How many answers the file keeps now.
+    public func count() throws(OfflineStoreError) -> Int {
+        try store.database.withConnection { connection throws(OfflineStoreError) in
+            Int(try connection.integer("SELECT count(*) FROM answers") ?? 0)
+        }
+    }
+
+    /// How many bytes the kept answers count now against ``maxBytes``.
+    public func totalBytes() throws(OfflineStoreError) -> Int {
+        try store.database.withConnection { connection throws(OfflineStoreError) in
+            Int(try connection.integer("SELECT total(bytes) FROM answers") ?? 0)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+/// One step of an ``OfflineStore``'s schema: the SQL that turns version `version - 1` into
+/// `version`.
+///
+/// Steps are never edited once released: a change to the schema is a new step at the end of
+/// ``StoreSchema/migrations``, and a test opens a file written by the first version with the
+/// current code. Each open applies the steps the file lacks, in order, in one transaction
+/// together with the new `PRAGMA user_version`, so a crash mid-way leaves the old version.
+struct SchemaMigration: Sendable {
+    /// The schema version this step produces (`PRAGMA user_version` afterwards).
+    let version: Int
+    /// The statements of the step, run as one script inside the migration's transaction.
+    let sql: String
+}
+
+/// The store's schema: its application id and its migrations.
+enum StoreSchema {
+    /// `PRAGMA application_id` of every offline store ("Dpot"): tells a store apart from
+    /// another app's SQLite database at the same path.
+    static let applicationID: Int32 = 0x4470_6F74
+
+    /// Every step, in order; the last one's version is the current schema version.
+    static let migrations: [SchemaMigration] = [version1]
+
+    /// The current schema version.
+    static var currentVersion: Int { migrations.last?.version ?? 0 }
+
+    /// The first schema: stored answers and the outbox.
+    ///
+    /// - `answers`: one row per method + path + query + account (`account` is an app-chosen
+    ///   identifier, never a credential; `query` the encoded query items in order), with the
+    ///   response's status, header fields and body, the request's values of the fields the
+    ///   response varies on, when it was stored (seconds since 1970), a use counter for LRU
+    ///   eviction and the bytes it counts against the bound.
+    /// - `outbox`: the queued writes, replayed by `position`: method, path, encoded query,
+    ///   header fields without credentials, body, the `Idempotency-Key` sent with every
+    ///   attempt, when it was queued and its state (`queued`, or kept after a refusal).
+    static let version1 = SchemaMigration(
+        version: 1,
+        sql: """
+            CREATE TABLE answers (
+                id INTEGER PRIMARY KEY,
+                method TEXT NOT NULL,
+                path TEXT NOT NULL,
+                query BLOB NOT NULL,
+                account TEXT NOT NULL,
+                status INTEGER NOT NULL,
+                headers BLOB NOT NULL,
+                body BLOB NOT NULL,
+                varying BLOB NOT NULL,
+                stored_at REAL NOT NULL,
+                last_used INTEGER NOT NULL,
+                bytes INTEGER NOT NULL,
+                UNIQUE (method, path, query, account)
+            );
+            CREATE INDEX answers_by_use ON answers (last_used, bytes);
+            CREATE TABLE outbox (
+                id TEXT PRIMARY KEY NOT NULL,
+                position INTEGER NOT NULL UNIQUE,
+                method TEXT NOT NULL,
+                path TEXT NOT NULL,
+                query BLOB NOT NULL,
+                headers BLOB NOT NULL,
+                body BLOB NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                state TEXT NOT NULL
+            );
+            """
+    )
+}

@@ -1,0 +1,248 @@
+import Depot
+import Foundation
+import Testing
+
+@testable import DepotOffline
+
+/// The same behaviour from both ``ResponseStorage`` implementations: Depot's in memory and
+/// DepotOffline's SQLite one.
+@Suite("ResponseStorage: in memory and in SQLite alike")
+struct ResponseStorageTests {
+    enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case memory
+        case sqlite
+        var testDescription: String { rawValue }
+    }
+
+    /// A storage of `kind` with the bounds given; the folder (for SQLite) lives as long as the
+    /// returned value.
+    private func makeStorage(
+        _ kind: Kind, maxEntries: Int = 100, maxBytes: Int = 1 << 20
+    ) throws -> (any ResponseStorage, TemporaryFolder) {
+        let folder = try TemporaryFolder()
+        switch kind {
+        case .memory:
+            return (InMemoryResponseStorage(maxEntries: maxEntries, maxBytes: maxBytes), folder)
+        case .sqlite:
+            let store = try OfflineStore(at: folder.file("depot.sqlite"))
+            return (OfflineResponseStorage(store: store, maxEntries: maxEntries, maxBytes: maxBytes), folder)
+        }
+    }
+
+    private static func answer(_ body: String, bytes: Int? = nil) -> StoredResponse {
+        let data = bytes.map { Data(repeating: 65, count: $0) } ?? Data(body.utf8)
+        return StoredResponse(
+            BackendResponse(status: 200, body: data), storedAt: Date(timeIntervalSince1970: 1_000))
+    }
+
+    private static func key(_ path: String, account: String = "") -> StoredResponseKey {
+        StoredResponseKey(path: path, account: account)
+    }
+
+    @Test(
+        "a stored response comes back whole: status, header fields in order, body, date, varying",
+        arguments: Kind.allCases)
+    func roundTrip(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind)
+        let headers: HTTPHeaders = HTTPHeaders([
+            .init(name: "Content-Type", value: "application/json"), .init(name: "Set-Cookie", value: "a=1"),
+            .init(name: "Set-Cookie", value: "b=2"), .init(name: "ETag", value: "\"v1\""),
+        ])
+        let stored = StoredResponse(
+            BackendResponse(status: 203, headers: headers, body: Data("{\"id\":1} é".utf8)),
+            storedAt: Date(timeIntervalSince1970: 1_700_000_000.25),
+            varying: ["accept-language": ["fr", "en"], "accept": ["application/json"]]
+        )
+        let key = StoredResponseKey(
+            method: .get, path: "/posts/1",
+            query: [URLQueryItem(name: "a", value: "1"), URLQueryItem(name: "flag", value: nil)],
+            account: "alice"
+        )
+        try storage.store(stored, for: key)
+        #expect(try storage.response(for: key) == stored)
+        #expect(try storage.count() == 1)
+        #expect(try storage.totalBytes() == stored.byteCount + key.byteCount)
+        // An empty body and no header fields come back as such.
+        let empty = StoredResponse(BackendResponse(status: 204), storedAt: Date(timeIntervalSince1970: 5))
+        try storage.store(empty, for: Self.key("/empty"))
+        #expect(try storage.response(for: Self.key("/empty")) == empty)
+    }
+
+    @Test("method, path, query (order included) and account each tell keys apart", arguments: Kind.allCases)
+    func keysAreDistinct(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind)
+        let a = URLQueryItem(name: "a", value: "1")
+        let b = URLQueryItem(name: "b", value: "2")
+        try storage.store(
+            Self.answer("alice's"), for: StoredResponseKey(path: "/me", query: [a, b], account: "alice"))
+        #expect(
+            try storage.response(for: StoredResponseKey(path: "/me", query: [a, b], account: "bob")) == nil)
+        #expect(try storage.response(for: StoredResponseKey(path: "/me", query: [a, b])) == nil)
+        #expect(
+            try storage.response(for: StoredResponseKey(path: "/me", query: [b, a], account: "alice")) == nil)
+        #expect(
+            try storage.response(for: StoredResponseKey(path: "/me", query: [a], account: "alice")) == nil)
+        #expect(
+            try storage.response(
+                for: StoredResponseKey(method: .head, path: "/me", query: [a, b], account: "alice"))
+                == nil)
+        #expect(
+            try storage.response(for: StoredResponseKey(path: "/me", query: [a, b], account: "alice"))?
+                .response.body
+                == Data("alice's".utf8))
+        // A missing value and an empty one differ.
+        try storage.store(
+            Self.answer("nil"), for: StoredResponseKey(path: "/q", query: [.init(name: "x", value: nil)]))
+        #expect(
+            try storage.response(for: StoredResponseKey(path: "/q", query: [.init(name: "x", value: "")]))
+                == nil)
+    }
+
+    @Test("storing again replaces the response and its bytes", arguments: Kind.allCases)
+    func replace(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind)
+        try storage.store(Self.answer("", bytes: 1_000), for: Self.key("/a"))
+        try storage.store(Self.answer("", bytes: 10), for: Self.key("/a"))
+        #expect(try storage.count() == 1)
+        #expect(try storage.totalBytes() == 10 + "/a".utf8.count)
+        #expect(try storage.response(for: Self.key("/a"))?.response.body.count == 10)
+    }
+
+    @Test(
+        "the least recently used go first when the bytes run over; a read counts as a use",
+        arguments: Kind.allCases)
+    func evictsByBytes(kind: Kind) throws {
+        // Each answer costs 1_000 body bytes + 2 path bytes; four fit, five do not.
+        let (storage, _) = try makeStorage(kind, maxBytes: 4_100)
+        for path in ["/a", "/b", "/c", "/d"] {
+            try storage.store(Self.answer("", bytes: 1_000), for: Self.key(path))
+        }
+        #expect(try storage.count() == 4)
+        #expect(try storage.response(for: Self.key("/a")) != nil)  // /a is now the most recent
+        #expect(try storage.store(Self.answer("", bytes: 1_000), for: Self.key("/e")) == 1)
+        #expect(try storage.response(for: Self.key("/b")) == nil)  // the least recently used
+        for path in ["/a", "/c", "/d", "/e"] { #expect(try storage.response(for: Self.key(path)) != nil) }
+        // One big answer pushes out as many as it needs.
+        #expect(try storage.store(Self.answer("", bytes: 2_500), for: Self.key("/big")) == 3)
+        #expect(try storage.totalBytes() <= 4_100)
+        #expect(try storage.response(for: Self.key("/e")) != nil)
+        #expect(try storage.response(for: Self.key("/big")) != nil)
+    }
+
+    @Test(
+        "a response larger than the bound alone is not kept, and removes the old one",
+        arguments: Kind.allCases)
+    func tooLarge(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind, maxBytes: 1_000)
+        try storage.store(Self.answer("small"), for: Self.key("/a"))
+        try storage.store(Self.answer("kept"), for: Self.key("/b"))
+        #expect(try storage.store(Self.answer("", bytes: 5_000), for: Self.key("/a")) == 0)
+        #expect(try storage.response(for: Self.key("/a")) == nil)
+        #expect(try storage.response(for: Self.key("/b")) != nil)
+    }
+
+    @Test("the entry bound evicts the least recently used too", arguments: Kind.allCases)
+    func evictsByCount(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind, maxEntries: 2)
+        try storage.store(Self.answer("1"), for: Self.key("/1"))
+        try storage.store(Self.answer("2"), for: Self.key("/2"))
+        _ = try storage.response(for: Self.key("/1"))
+        try storage.store(Self.answer("3"), for: Self.key("/3"))
+        #expect(try storage.count() == 2)
+        #expect(try storage.response(for: Self.key("/2")) == nil)
+    }
+
+    @Test("remove one, then all", arguments: Kind.allCases)
+    func removal(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind)
+        try storage.store(Self.answer("1"), for: Self.key("/1"))
+        try storage.store(Self.answer("2"), for: Self.key("/2"))
+        #expect(try storage.removeResponse(for: Self.key("/1")))
+        #expect(try !storage.removeResponse(for: Self.key("/1")))
+        #expect(try storage.count() == 1)
+        try storage.removeAllResponses()
+        #expect(try storage.count() == 0)
+        #expect(try storage.totalBytes() == 0)
+    }
+
+    @Test("8 tasks storing and reading at once", arguments: Kind.allCases)
+    func concurrentUse(kind: Kind) async throws {
+        let (storage, folder) = try makeStorage(kind, maxEntries: 1_000, maxBytes: 10 << 20)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<50 {
+                        let key = Self.key("/t\(task)/\(index)")
+                        try storage.store(Self.answer("\(task)-\(index)"), for: key)
+                        #expect(
+                            try storage.response(for: key)?.response.body == Data("\(task)-\(index)".utf8))
+                        _ = try storage.response(for: Self.key("/t\((task + 1) % 8)/\(index)"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try storage.count() == 400)
+        withExtendedLifetime(folder) {}
+    }
+}
+
+@Suite("OfflineResponseStorage: on disk")
+struct OfflineResponseStorageTests {
+    @Test("answers survive a restart: a new store on the same file serves them with their date")
+    func survivesReopen() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        let key = StoredResponseKey(
+            path: "/photos", query: [.init(name: "albumId", value: "1")], account: "alice")
+        let stored = StoredResponse(
+            BackendResponse(status: 200, headers: ["ETag": "\"x\""], body: Data("[1,2,3]".utf8)),
+            storedAt: Date(timeIntervalSince1970: 1_750_000_000)
+        )
+        do {
+            let storage = OfflineResponseStorage(store: try OfflineStore(at: url))
+            try storage.store(stored, for: key)
+        }
+        let storage = OfflineResponseStorage(store: try OfflineStore(at: url))
+        #expect(try storage.response(for: key) == stored)
+        #expect(try storage.response(for: key)?.storedAt == Date(timeIntervalSince1970: 1_750_000_000))
+    }
+
+    @Test("the store's removeAll() empties the answers")
+    func storeRemoveAll() throws {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let storage = OfflineResponseStorage(store: store)
+        try storage.store(StoredResponse(BackendResponse(status: 200)), for: StoredResponseKey(path: "/a"))
+        try store.removeAll()
+        #expect(try storage.count() == 0)
+    }
+
+    @Test("a stored row whose bytes do not parse is a corrupt error naming the file, not a crash")
+    func unreadableRow() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        let store = try OfflineStore(at: url)
+        let storage = OfflineResponseStorage(store: store)
+        let key = StoredResponseKey(path: "/a")
+        try storage.store(StoredResponse(BackendResponse(status: 200, headers: ["A": "b"])), for: key)
+        try store.sql("UPDATE answers SET headers = x'00000009ff'")
+        let error = offlineStoreError { _ = try storage.response(for: key) }
+        #expect(error?.kind == .corrupt)
+        #expect(error?.description.contains(url.filePath) == true)
+    }
+
+    @Test("field coding round-trips and refuses bytes cut short")
+    func fieldCoding() {
+        let pairs: [(name: String, value: String?)] = [("a", "1"), ("", ""), ("é", nil), ("k", "v\u{0}w")]
+        let data = FieldCoding.encode(pairs)
+        let decoded = FieldCoding.decode(data)
+        #expect(decoded?.map(\.name) == pairs.map(\.name))
+        #expect(decoded?.map(\.value) == pairs.map(\.value))
+        for cut in 1..<data.count where FieldCoding.decode(data.prefix(cut)) != nil {
+            // A prefix may end exactly between pairs; then it is the first pairs.
+            #expect(FieldCoding.decode(data.prefix(cut))?.count ?? 0 < pairs.count)
+        }
+        #expect(FieldCoding.decode(Data([0xFF, 0xFF, 0xFF, 0xFF])) == nil)  // a missing name
+    }
+}
