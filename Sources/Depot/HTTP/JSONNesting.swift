@@ -67,6 +67,28 @@ enum JSONNesting {
         return nil
     }
 
+    /// The encoding of a body that is UTF-16 or UTF-32 rather than UTF-8, told the way
+    /// Foundation's decoder tells it: by a byte order mark, or by NUL bytes where the
+    /// first ASCII character of a JSON text would stand; `nil` for UTF-8.
+    static func wideEncoding(of data: Data) -> String.Encoding? {
+        let head = Array(data.prefix(4))
+        switch head.count {
+        case 4...:
+            if head[0] == 0, head[1] == 0, head[2] == 0xFE, head[3] == 0xFF { return .utf32 }
+            if head[0] == 0xFF, head[1] == 0xFE, head[2] == 0, head[3] == 0 { return .utf32 }
+            if head[0] == 0, head[1] == 0, head[2] == 0 { return .utf32BigEndian }
+            if head[1] == 0, head[2] == 0, head[3] == 0 { return .utf32LittleEndian }
+            fallthrough
+        case 2...:
+            if (head[0] == 0xFE && head[1] == 0xFF) || (head[0] == 0xFF && head[1] == 0xFE) { return .utf16 }
+            if head[0] == 0 { return .utf16BigEndian }
+            if head[1] == 0 { return .utf16LittleEndian }
+            return nil
+        default:
+            return nil
+        }
+    }
+
     /// The error for nesting that starts past the limit at `offset`, in the shape
     /// `JSONDecoder` reports corrupt data, so every caller maps it as it maps those.
     static func error(at offset: Int) -> DecodingError {
@@ -84,10 +106,22 @@ extension JSONDecoder {
     /// stub), refusing nesting past ``JSONNesting/limit`` before Foundation reads
     /// them. Every decode of such bytes in Depot goes through here.
     ///
-    /// - Throws: `DecodingError.dataCorrupted` for such nesting; otherwise what
-    ///   `decode(_:from:)` throws.
+    /// A UTF-16 or UTF-32 body, which Foundation accepts, is turned into UTF-8 first, so
+    /// that the scan sees its brackets and quotes as Foundation will.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` for such nesting or a wide body that is
+    ///   not valid text; otherwise what `decode(_:from:)` throws.
     func decodeChecked<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        if let offset = JSONNesting.firstOffsetPastLimit(in: data) { throw JSONNesting.error(at: offset) }
-        return try decode(type, from: data)
+        var input = data
+        if let encoding = JSONNesting.wideEncoding(of: data) {
+            guard let text = String(data: data, encoding: encoding) else {
+                throw DecodingError.dataCorrupted(
+                    DecodingError.Context(
+                        codingPath: [], debugDescription: "The body is not valid \(encoding) text."))
+            }
+            input = Data(text.utf8)
+        }
+        if let offset = JSONNesting.firstOffsetPastLimit(in: input) { throw JSONNesting.error(at: offset) }
+        return try decode(type, from: input)
     }
 }

@@ -13,9 +13,10 @@ enum QueryString {
         return (String(text[..<mark]), parse(text[text.index(after: mark)...]))
     }
 
-    /// Parses `name=value&…`: `+` is a space, then percent-decoding. A malformed escape
-    /// (`%ZZ`, a lone `%`) is kept as it is and bytes that are not UTF-8 become U+FFFD,
-    /// as browsers' URL parsers read them, so no query is ever refused or lost.
+    /// Parses `name=value&…`: `+` is a space, then percent-decoding. A component that
+    /// does not decode (a malformed escape such as `%ZZ`, or escapes that are not UTF-8
+    /// such as `%FF`) is kept as it was sent, spaces for `+` aside, as json-server's
+    /// query parser (Express's `qs`) reads it: no query is ever refused or dropped.
     static func parse(_ text: Substring) -> [URLQueryItem] {
         text.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -25,37 +26,17 @@ enum QueryString {
 
     /// One query component, decoded leniently (see ``parse(_:)``).
     static func decode(_ text: Substring) -> String {
-        let utf8 = text.utf8
-        guard utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
             return String(text)
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count)
-        var index = utf8.startIndex
-        while index != utf8.endIndex {
-            let byte = utf8[index]
-            index = utf8.index(after: index)
-            if byte == UInt8(ascii: "+") {
-                bytes.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%"), index != utf8.endIndex,
-                let high = hexValue(utf8[index]), utf8.index(after: index) != utf8.endIndex,
-                let low = hexValue(utf8[utf8.index(after: index)])
-            {
-                bytes.append(high << 4 | low)
-                index = utf8.index(index, offsetBy: 2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+    /// `reference` without its query and fragment: for messages, which must not
+    /// repeat a token a query may carry.
+    static func withoutQuery(_ reference: String) -> String {
+        guard let end = reference.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return reference }
+        return String(reference[..<end])
     }
 }

@@ -51,6 +51,22 @@ struct NestingGuardTests {
         #expect(await client.fetchRoot().result.failure?.caseName == "decoding")
     }
 
+    @Test func aUTF16BodyIsScannedAsFoundationReadsIt() async {
+        // In UTF-16LE, ∀ (U+2200) is the bytes 00 22: a scan of the raw bytes would take
+        // 0x22 for a quote and the brackets after it for text.
+        let text = #"["∀","# + String(repeating: "[", count: 512)
+        let wide = text.data(using: .utf16LittleEndian) ?? Data()
+        let posts = PostRepository(backend: backend(answering: wide))
+
+        let failure = await posts.findAll().result.failure?.decodingDetails
+
+        #expect(failure?.description.contains("deeper than 512") == true)
+        let fine =
+            #"[{"id": 1, "userId": 2, "title": "∀", "body": ""}]"#.data(using: .utf16BigEndian) ?? Data()
+        let decoded = await PostRepository(backend: backend(answering: fine)).findAll().result
+        #expect(decoded.value?.first?.title == "∀")
+    }
+
     @Test func anErrorBodyNestedTooDeepKeepsItsStatusAndHasNoMessage() async {
         let posts = PostRepository(
             backend: backend(

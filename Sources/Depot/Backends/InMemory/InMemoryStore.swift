@@ -119,7 +119,8 @@ final class InMemoryStore: @unchecked Sendable {
     private func respond(_ request: BackendRequest, body: ParsedBody) throws(ServiceError) -> BackendResponse
     {
         guard let target = try RequestTarget.parse(request, base: base) else {
-            return .error(404, "\(request.path.prefix(200)) is outside the backend's base \(baseURLValue)")
+            let path = QueryString.withoutQuery(request.path).prefix(200)
+            return .error(404, "\(path) is outside the backend's base \(baseURLValue)")
         }
         for route in routes where route.answers(request.method) {
             guard let parameters = route.pattern.match(target.segments) else { continue }
@@ -137,7 +138,8 @@ final class InMemoryStore: @unchecked Sendable {
         locked {
             do throws(ServiceError) {
                 guard let target = try RequestTarget.parse(request, base: base) else {
-                    return .error(404, "\(request.path.prefix(200)) is outside the backend's base")
+                    let path = QueryString.withoutQuery(request.path).prefix(200)
+                    return .error(404, "\(path) is outside the backend's base")
                 }
                 var response = JSONServer(database: database, base: base)
                     .respond(request.method, target, body: ParsedBody(request.body))

@@ -5,9 +5,11 @@ import Foundation
 /// bytes as they came instead of encoding them again.
 ///
 /// Integers without fraction or exponent that fit in `Int` become `.int`; every other
-/// number becomes `.double`. Objects keep the last value of a repeated key. Nesting
-/// deeper than ``maximumDepth``, counted from the document's root, is refused rather
-/// than risking the stack (or answering what clients cannot decode).
+/// number becomes `.double`. Objects keep the last value of a repeated key (and such a
+/// record is written anew, since Foundation's decoder reads the first). Nesting deeper
+/// than ``maximumDepth``, counted from the document's root plus the levels an answer
+/// adds (``answerLevels``), is refused rather than risking the stack or answering what
+/// clients cannot decode.
 ///
 /// What JavaScript's `JSON.parse` reads differently from the bytes, as json-server
 /// would read a db.json file, is *repaired*: invalid UTF-8 becomes U+FFFD (Node reads
@@ -41,12 +43,23 @@ struct JSONParser {
         case invalidRecord(position: Int, kind: String)
     }
 
-    /// The deepest nesting accepted.
+    /// The deepest nesting accepted: Foundation's limit, which every answer must keep.
     static let maximumDepth = 512
+
+    /// The levels an answer can put around a seeded record beyond those of the
+    /// document (`_embed` nests children one level deeper than in db.json).
+    static let answerLevels = 1
+
+    /// The levels a stored record sits under in the deepest answer: the database object,
+    /// its collection, and ``answerLevels``. Pass it to ``parse(_:depth:)`` for bodies
+    /// that become records.
+    static let recordDepth = 2 + answerLevels
 
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
     private var depth = 0
+    /// The levels counted before the document's own (see ``answerLevels``).
+    private var reserved = 0
     /// Whether a value parsed since this was last cleared needed repair (see above).
     private var repaired = false
 
@@ -56,13 +69,14 @@ struct JSONParser {
 
     /// Parses `data` as one JSON value (any type at the top level).
     ///
-    /// - Parameter depth: the levels `data` will sit under once stored: 2 for a record
-    ///   (the database object and its collection), so that a stored record nests no
-    ///   deeper than a seeded one and every answer stays within the limit.
+    /// - Parameter depth: the levels `data` will sit under in an answer:
+    ///   ``recordDepth`` for a record, so that a stored record nests no deeper than a
+    ///   seeded one and every answer stays within the limit.
     static func parse(_ data: Data, depth: Int = 0) -> Result<JSONValue, SyntaxError> {
         data.withUnsafeBytes { raw in
             var parser = JSONParser(raw)
             parser.depth = depth
+            parser.reserved = depth
             do throws(SyntaxError) {
                 let value = try parser.parseValue()
                 try parser.expectEnd()
@@ -78,6 +92,8 @@ struct JSONParser {
     static func parseDatabase(_ data: Data) -> Result<[(name: String, entry: DatabaseEntry)], SyntaxError> {
         data.withUnsafeBytes { raw in
             var parser = JSONParser(raw)
+            parser.depth = answerLevels
+            parser.reserved = answerLevels
             do throws(SyntaxError) {
                 let entries = try parser.parseDatabase()
                 try parser.expectEnd()
@@ -123,6 +139,7 @@ struct JSONParser {
             skipWhitespace()
             if peek() == UInt8(ascii: "]") {
                 index += 1
+                depth -= 1
                 return .collection(records)
             }
             while true {
@@ -138,6 +155,7 @@ struct JSONParser {
                 skipWhitespace()
                 if try !continueContainer(closing: UInt8(ascii: "]")) { break }
             }
+            depth -= 1
             return invalid ?? .collection(records)
         case UInt8(ascii: "{"):
             let start = index
@@ -202,7 +220,10 @@ struct JSONParser {
             let key = try parseString()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
-            members[key] = try parseValue()
+            let value = try parseValue()
+            // json-server keeps the last value of a repeated key, Foundation's decoder the
+            // first: the record is written anew so both read the same.
+            if members.updateValue(value, forKey: key) != nil { repaired = true }
             skipWhitespace()
             if try !continueContainer(closing: UInt8(ascii: "}")) { break }
         }
@@ -242,7 +263,11 @@ struct JSONParser {
 
     private mutating func enter() throws(SyntaxError) {
         depth += 1
-        if depth > Self.maximumDepth { throw failure("nesting deeper than \(Self.maximumDepth)") }
+        guard depth > Self.maximumDepth else { return }
+        if reserved == 0 { throw failure("nesting deeper than \(Self.maximumDepth)") }
+        throw failure(
+            "nesting deeper than \(Self.maximumDepth) (counting the \(reserved) levels an answer puts around it)"
+        )
     }
 
     // MARK: - Strings

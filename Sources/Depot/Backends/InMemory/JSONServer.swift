@@ -15,7 +15,7 @@ enum ParsedBody: Sendable {
             self = .none
             return
         }
-        switch JSONParser.parse(data, depth: 2) {
+        switch JSONParser.parse(data, depth: JSONParser.recordDepth) {
         case .success(let value): self = .json(value)
         case .failure(let error): self = .malformed(error.description)
         }

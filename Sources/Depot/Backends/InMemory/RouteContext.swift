@@ -234,7 +234,7 @@ public struct RouteContext: Sendable {
         } catch {
             throw .invalidRequest("could not encode \(type(of: value)) as JSON: \(error)")
         }
-        switch JSONParser.parse(data) {
+        switch JSONParser.parse(data, depth: JSONParser.recordDepth) {
         case .success(let json): return json
         case .failure(let error):
             throw .invalidRequest("the encoder wrote invalid JSON: \(error.description)")

@@ -84,7 +84,8 @@ struct URLRequestBuilder: Sendable {
         }
         let string = query.isEmpty ? target : target + "?" + query
         guard let url = URL(string: string), url.host != nil else {
-            throw .invalidRequest("\(string.prefix(200)) is not a valid URL")
+            // The query stays out of the message: it may carry a token.
+            throw .invalidRequest("\(QueryString.withoutQuery(string).prefix(200)) is not a valid URL")
         }
         return url
     }
