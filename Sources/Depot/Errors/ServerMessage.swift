@@ -9,10 +9,12 @@ enum ServerMessage {
     static func extract(from body: Data, headers: HTTPHeaders) -> String? {
         guard !body.isEmpty else { return nil }
         if let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
-            guard let object = json as? [String: Any] else { return json as? String }
+            guard let object = json as? [String: Any] else { return (json as? String).flatMap(nonEmpty) }
             for key in ["detail", "message", "error_description", "error", "title"] {
                 if let text = object[key] as? String, !text.isEmpty { return text }
-                if let nested = object[key] as? [String: Any], let text = nested["message"] as? String {
+                if let nested = object[key] as? [String: Any], let text = nested["message"] as? String,
+                    !text.isEmpty
+                {
                     return text
                 }
             }
@@ -25,5 +27,10 @@ enum ServerMessage {
             !text.isEmpty, !text.hasPrefix("<")
         else { return nil }
         return text
+    }
+
+    /// `text`, or `nil` when it is empty (an empty message is no message).
+    private static func nonEmpty(_ text: String) -> String? {
+        text.isEmpty ? nil : text
     }
 }
