@@ -80,6 +80,11 @@ struct Mutator {
             Array($0.utf8)
         }
 
+    private static let wrappers: [([UInt8], [UInt8])] = [
+        ("[", "]"), ("{\"a\":", "}"), ("[{\"id\":1,\"a\":", "}]"),
+    ]
+    .map { (Array($0.0.utf8), Array($0.1.utf8)) }
+
     private static let repeatCounts = [
         2, 3, 8, 16, 100, 255, 256, 257, 500, 511, 512, 513, 514, 1000, 1025, 5000,
     ]
@@ -95,7 +100,7 @@ struct Mutator {
 
     private func apply(_ bytes: inout [UInt8], corpus: [[UInt8]], rng: inout SplitMix64) {
         let position = rng.below(bytes.count + 1)
-        switch rng.below(12) {
+        switch rng.below(13) {
         case 0 where !bytes.isEmpty:  // flip one bit
             bytes[rng.below(bytes.count)] ^= UInt8(1 << rng.below(8))
         case 1 where !bytes.isEmpty:  // set one byte
@@ -145,6 +150,16 @@ struct Mutator {
                 "0", "-1", "-0", "1e400", "9223372036854775808", "99999999999999999999999", "1.5", "2e9",
             ]
             bytes.replaceSubrange(start..<end, with: Array(rng.pick(numbers).utf8))
+        case 11:  // balanced deep nesting around a range: valid JSON stays valid, only deeper
+            let (open, close) = rng.pick(Self.wrappers)
+            let count = min(rng.oneIn(2) ? 2 + rng.below(30) : rng.pick(Self.repeatCounts), maximumRepeat)
+            let start = rng.below(bytes.count + 1)
+            let end = start + rng.below(bytes.count - start + 1)
+            let inner = bytes[start..<end]
+            var wrapped = Array(Array(repeating: open, count: count).joined())
+            wrapped += inner
+            wrapped += Array(repeating: close, count: count).joined()
+            bytes.replaceSubrange(start..<end, with: wrapped)
         default:  // an ASCII byte that matters somewhere
             let specials: [UInt8] = Array("\"\\[]{}<>,;:=/?#&%*+ \t\r\n".utf8) + [0]
             bytes.insert(rng.pick(specials), at: position)

@@ -33,6 +33,13 @@ struct Target: Sendable {
             summary: "POST/PUT/PATCH bodies and content types on InMemoryBackend, then reads",
             run: WriteTarget.run),
         Target(
+            name: "request-target", weight: 1, corpora: ["request-target"],
+            dictionary: [
+                "_like=", "(a+)+$", "_sort=", "_order=desc", "_page=", "_limit=", "_embed=", "%2F", "%2E%2E",
+            ],
+            summary: "paths (line 1) and query strings (line 2) on a seeded InMemoryBackend",
+            run: RequestTargetTarget.run),
+        Target(
             name: "link-header", weight: 1, corpora: ["link-header"],
             dictionary: [
                 "<", ">", "; rel=\"next\"", "; rel=last", ", <", "?_page=2&_limit=10", "http://localhost/",

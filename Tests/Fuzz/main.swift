@@ -25,7 +25,7 @@ struct Options {
     var maximumRepeat = 5000
     var hangSeconds = 10.0
     var waitSeconds = 5.0
-    var slowSeconds = 3.0
+    var slowSeconds = 1.0
     var corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Corpus")
         .path
     var out = ".build/fuzz-failures"

@@ -138,3 +138,42 @@ enum WriteTarget {
         DatabaseTarget.expectRead(read, "read profile after writes", harness)
     }
 }
+
+/// Request targets on InMemoryBackend: line 1 is the path (relative, absolute or a full
+/// URL), line 2 the query string (`name=value&…`, percent-encoded), sent as GET, HEAD and
+/// DELETE to a seeded backend.
+enum RequestTargetTarget {
+    static func run(_ input: [UInt8], _ harness: Harness) {
+        let fields = lines(input).map(text)
+        let path = fields[0]
+        var query: [URLQueryItem] = []
+        if fields.count > 1 {
+            for pair in fields[1].split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+                let value =
+                    parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : nil
+                query.append(URLQueryItem(name: name, value: value))
+            }
+        }
+        guard let backend = try? InMemoryBackend(database: WriteTarget.seed) else {
+            return harness.fail("the seed does not load")
+        }
+        for method in [HTTPMethod.get, .head, .delete] {
+            let request = BackendRequest(method: method, path: path, query: query)
+            let label = "\(method) \(path.debugDescription)"
+            switch harness.outcome(backend.send(request), label) {
+            case .success(let response):
+                harness.check((200..<300).contains(response.status), "\(label): answered \(response.status)")
+            case .failure(let error): DatabaseTarget.expectAnswerFailure(error, label, harness)
+            case nil: break
+            }
+        }
+        let posts = FuzzRepository<Loose>(name: "posts", backend: backend)
+        let built = query.reduce(Query()) { $0.adding($1.name, $1.value ?? "") }
+        let listed = harness.outcome(posts.findAll(query: built), "findAll(query:)")
+        DatabaseTarget.expectRead(listed, "findAll(query:)", harness)
+        let paged = harness.outcome(posts.findPage(2, size: 1, query: built), "findPage(query:)")
+        DatabaseTarget.expectRead(paged, "findPage(query:)", harness)
+    }
+}
