@@ -17,7 +17,7 @@ final class Harness {
     }
 
     /// Records a stall when the call that started at `start` took longer than the bound.
-    private func timed(_ label: String, since start: DispatchTime) {
+    func timed(_ label: String, since start: DispatchTime) {
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
         if seconds > slowBound {
             fail("\(label): took \(String(format: "%.2f", seconds)) s (bound \(slowBound) s)")

@@ -17,6 +17,8 @@ enum LinkHeaderTarget {
             .utf8)
 
     static func run(_ input: [UInt8], _ harness: Harness) {
+        let start = DispatchTime.now()
+        defer { harness.timed("Link parsing and paging", since: start) }
         var headers: HTTPHeaders = ["X-Total-Count": "100"]
         for line in lines(input) {
             let value = text(line)
@@ -55,6 +57,8 @@ enum LinkHeaderTarget {
 /// WWW-Authenticate challenges (one field per line) through the parser and a 401.
 enum AuthenticateTarget {
     static func run(_ input: [UInt8], _ harness: Harness) {
+        let start = DispatchTime.now()
+        defer { harness.timed("challenge parsing", since: start) }
         var headers: HTTPHeaders = [:]
         var expected: [AuthenticationChallenge] = []
         for line in lines(input) {

@@ -34,6 +34,8 @@ enum TemplateTarget {
                 json[name] = Int(value).map(JSONValue.int) ?? .string(value)
             }
         }
+        let start = DispatchTime.now()
+        defer { harness.timed("template parsing, expansion and requests", since: start) }
         do {
             let parsed = try URITemplate(template)
             _ = parsed.variableNames
