@@ -37,6 +37,14 @@ let package = Package(
             dependencies: ["Depot", "DepotFixtures"],
             path: "Benchmarks/DepotBenchmarks"
         ),
+        // A seeded, bounded mutation fuzzer (not a product): `swift run -c release --scratch-path
+        // .build/release-bench depot-fuzz --seconds 45 --seed 1`; see Tests/Fuzz/README.md.
+        .executableTarget(
+            name: "depot-fuzz",
+            dependencies: ["Depot"],
+            path: "Tests/Fuzz",
+            exclude: ["Corpus", "README.md"]
+        ),
         .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures"]),
         .testTarget(name: "DepotOfflineTests", dependencies: ["DepotOffline", "Depot", "CSQLite"]),
     ],

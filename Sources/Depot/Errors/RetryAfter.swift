@@ -18,6 +18,9 @@ enum RetryAfter {
 public enum HTTPDate {
     /// Parses an HTTP date, or returns `nil`.
     public static func parse(_ text: String) -> Date? {
+        // HTTP dates are short printable ASCII. Nothing else reaches DateFormatter: on Linux
+        // it traps on a parseable date next to a combining mark ("S\u{301}un, 06 Nov …").
+        guard text.utf8.count <= 64, text.utf8.allSatisfy({ (0x20...0x7e).contains($0) }) else { return nil }
         for format in formats {
             if let date = formatter(format).date(from: text) { return date }
         }

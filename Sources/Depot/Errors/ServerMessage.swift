@@ -11,10 +11,12 @@ enum ServerMessage {
         // A body nested past the parser's limit carries no message Depot will read.
         guard JSONNesting.firstOffsetPastLimit(in: body) == nil else { return nil }
         if let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) {
-            guard let object = json as? [String: Any] else { return json as? String }
+            guard let object = json as? [String: Any] else { return (json as? String).flatMap(nonEmpty) }
             for key in ["detail", "message", "error_description", "error", "title"] {
                 if let text = object[key] as? String, !text.isEmpty { return text }
-                if let nested = object[key] as? [String: Any], let text = nested["message"] as? String {
+                if let nested = object[key] as? [String: Any], let text = nested["message"] as? String,
+                    !text.isEmpty
+                {
                     return text
                 }
             }
@@ -27,5 +29,10 @@ enum ServerMessage {
             !text.isEmpty, !text.hasPrefix("<")
         else { return nil }
         return text
+    }
+
+    /// `text`, or `nil` when it is empty (an empty message is no message).
+    private static func nonEmpty(_ text: String) -> String? {
+        text.isEmpty ? nil : text
     }
 }

@@ -75,7 +75,9 @@ enum LinkParameters {
         }
     }
 
-    /// Splits text into literal runs and `{name}` variables.
+    /// Splits text into literal runs and `{name}` variables, in one pass: a name has no
+    /// braces, so a `{` whose name characters are not closed by `}` is literal and the
+    /// scan goes on after it (each character is read at most twice, whatever the braces).
     private static func split(_ text: String) -> [Piece] {
         var pieces: [Piece] = []
         var rest = Substring(text)
@@ -83,23 +85,24 @@ enum LinkParameters {
         while let open = rest.firstIndex(of: "{") {
             literal += rest[..<open]
             let afterOpen = rest.index(after: open)
-            guard let close = rest[afterOpen...].firstIndex(of: "}"), isName(rest[afterOpen..<close]) else {
+            let name = rest[afterOpen...].prefix(while: isNameCharacter)
+            guard !name.isEmpty, name.endIndex < rest.endIndex, rest[name.endIndex] == "}" else {
                 literal.append("{")
                 rest = rest[afterOpen...]
                 continue
             }
             if !literal.isEmpty { pieces.append(.text(literal)) }
             literal = ""
-            pieces.append(.variable(String(rest[afterOpen..<close])))
-            rest = rest[rest.index(after: close)...]
+            pieces.append(.variable(String(name)))
+            rest = rest[rest.index(after: name.endIndex)...]
         }
         literal += rest
         if !literal.isEmpty { pieces.append(.text(literal)) }
         return pieces
     }
 
-    private static func isName(_ text: Substring) -> Bool {
-        !text.isEmpty
-            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ".") }
+    private static func isNameCharacter(_ character: Character) -> Bool {
+        character.isASCII
+            && (character.isLetter || character.isNumber || character == "_" || character == ".")
     }
 }

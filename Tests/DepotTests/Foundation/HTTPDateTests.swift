@@ -35,6 +35,30 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
     }
 
+    /// Found by depot-fuzz (target retry-after): Foundation's DateFormatter traps on Linux
+    /// ("Incorrect range CFRange") when a parseable date sits next to a combining mark.
+    @Test(
+        arguments: [
+            "S\u{301}un, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT\u{301}",
+            "F\u{301}ri, 31 Dec 1999 23:59:59 GMT", "Sun, 06 Nov 1994 08:49:37 GMT\u{0}", "Sun,\t06 Nov 1994",
+            "Sun, 06 Nov 1994 08:49:37 GMT" + String(repeating: " ", count: 64),
+        ]
+    )
+    func rejectsNonASCIIAndOverlongText(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
+
+    @Test func aRetryAfterOrDateWithACombiningMarkIsIgnored() {
+        let headers: HTTPHeaders = [
+            "Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT\u{301}",
+            "Date": "S\u{301}un, 06 Nov 1994 08:49:37 GMT",
+        ]
+        let response = BackendResponse(status: 503, headers: headers)
+        #expect(
+            ServiceError(response: response, for: BackendRequest(path: "x"))
+                == .serviceUnavailable(FailureResponse(status: 503, headers: headers), retryAfter: nil))
+    }
+
     @Test(arguments: ["", "yesterday", "06 Nov 1994", "1994-11-06T08:49:37Z", "Sun, 06 Nov 1994"])
     func rejectsOtherText(text: String) {
         #expect(HTTPDate.parse(text) == nil)

@@ -20,6 +20,11 @@ struct ServerMessageTests {
             ),
             (#"{"type":"about:blank","title":"Not Found","status":404}"#, "Not Found"),
             (#"{"message":""}"#, nil),
+            // Found by depot-fuzz (target error-body): empty strings are no message either.
+            (#""""#, nil),
+            (#"{"error":{"message":""}}"#, nil),
+            (#"{"error":{"message":""},"title":"Conflict"}"#, "Conflict"),
+            (#""Service down""#, "Service down"),
             (#"{"errors":[{"field":"title"}]}"#, nil),
             (#"[1,2,3]"#, nil),
             ("", nil),

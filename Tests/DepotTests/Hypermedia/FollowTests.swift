@@ -108,6 +108,27 @@ struct FollowTests {
         #expect(stub.requests.isEmpty)
     }
 
+    @Test("Braces around text that is no variable name stay literal, next to variables that are")
+    func literalBraces() throws {
+        let link = Link(
+            rel: "note", href: "notes", method: .post,
+            parameters: ["text": "{ {a b} {x}{rating}{} {{rating}} {user", "json": #"{"k":"{rating}"}"#])
+        let request = try client.request(for: link, with: ["rating": 4, "x": "X"])
+        #expect(request.sentJSON == ["text": "{ {a b} X4{} {4} {user", "json": #"{"k":"4"}"#])
+    }
+
+    /// Found by depot-fuzz (target uri-template): each `{` looked for the next `}` anew,
+    /// so 30 000 unclosed braces in a server's link parameter took seconds to fill.
+    @Test("Filling parameters is linear in unclosed braces")
+    func manyUnclosedBraces() throws {
+        let text = String(repeating: "{a", count: 30_000) + "{rating}"
+        let link = Link(rel: "rate", href: "ratings", method: .post, parameters: ["p": .string(text)])
+        let started = Date()
+        let request = try client.request(for: link, with: ["rating": 4])
+        #expect(request.sentJSON == ["p": .string(String(repeating: "{a", count: 30_000) + "4")])
+        #expect(-started.timeIntervalSinceNow < 2)
+    }
+
     @Test("A caller's body replaces the link's parameters")
     func explicitBody() async throws {
         let rate = Link(rel: "rate", href: "ratings", method: .post, parameters: ["rating": "{rating}"])
