@@ -32,6 +32,9 @@ extension ServiceError: LocalizedError {
         case .unexpectedStatus(let response): return "Unexpected status \(response.status)\(detail)"
         case .decoding(let failure):
             return "Could not decode \(failure.type) at \(failure.codingPath): \(failure.description)"
+        case .queued(let write):
+            return "The server could not be reached; \(write.method.rawValue) \(QueryString.withoutQuery(write.path)) "
+                + "is queued to be sent later (outbox entry \(write.id))."
         }
     }
 }

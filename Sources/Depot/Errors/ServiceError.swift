@@ -47,6 +47,10 @@ public enum ServiceError: Error, Sendable, Hashable {
     case unexpectedStatus(FailureResponse)
     /// A successful body did not decode to the expected type.
     case decoding(DecodingFailure)
+    /// The write did not reach the server and was stored to be sent later (DepotOffline's
+    /// outbox): not a failure of the server, and not lost. The payload identifies the
+    /// outbox entry, whose outcome the outbox reports when it is sent.
+    case queued(QueuedWrite)
 
     /// The HTTP status of the response that failed, if there was one.
     public var statusCode: Int? {
@@ -61,7 +65,7 @@ public enum ServiceError: Error, Sendable, Hashable {
             .serverError(let response), .unexpectedStatus(let response):
             return response
         case .invalidRequest, .cannotConnect, .noConnection, .timedOut, .cancelled, .transport,
-            .decoding:
+            .decoding, .queued:
             return nil
         }
     }

@@ -126,7 +126,8 @@ public struct LoggingMiddleware: Middleware {
             return .serviceUnavailable(clean(response), retryAfter: retryAfter)
         case .serverError(let response): return .serverError(clean(response))
         case .unexpectedStatus(let response): return .unexpectedStatus(clean(response))
-        case .invalidRequest, .cannotConnect, .noConnection, .timedOut, .cancelled, .transport, .decoding:
+        case .invalidRequest, .cannotConnect, .noConnection, .timedOut, .cancelled, .transport, .decoding,
+            .queued:
             return error
         }
     }

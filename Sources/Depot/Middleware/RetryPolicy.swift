@@ -98,7 +98,7 @@ public struct RetryPolicy: Sendable {
         case .cannotConnect: return retryableFailures.contains(.cannotConnect)
         case .noConnection: return retryableFailures.contains(.noConnection)
         case .transport: return retryableFailures.contains(.transport)
-        case .cancelled, .invalidRequest, .decoding: return false
+        case .cancelled, .invalidRequest, .decoding, .queued: return false
         case .unauthorized, .forbidden, .notFound, .conflict, .clientError, .serviceUnavailable,
             .serverError, .unexpectedStatus:
             return error.statusCode.map(retryableStatuses.contains) ?? false

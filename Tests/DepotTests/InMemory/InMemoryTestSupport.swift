@@ -92,22 +92,5 @@ extension Result where Success == BackendResponse, Failure == ServiceError {
 
 /// The name of an error's case, for table-driven assertions.
 func memoryKind(_ error: ServiceError?) -> String? {
-    switch error {
-    case nil: return nil
-    case .invalidRequest?: return "invalidRequest"
-    case .cannotConnect?: return "cannotConnect"
-    case .noConnection?: return "noConnection"
-    case .timedOut?: return "timedOut"
-    case .cancelled?: return "cancelled"
-    case .transport?: return "transport"
-    case .unauthorized?: return "unauthorized"
-    case .forbidden?: return "forbidden"
-    case .notFound?: return "notFound"
-    case .conflict?: return "conflict"
-    case .clientError?: return "clientError"
-    case .serviceUnavailable?: return "serviceUnavailable"
-    case .serverError?: return "serverError"
-    case .unexpectedStatus?: return "unexpectedStatus"
-    case .decoding?: return "decoding"
-    }
+    error?.caseName
 }

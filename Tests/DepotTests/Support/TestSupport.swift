@@ -35,6 +35,7 @@ extension ServiceError {
         case .serverError: "serverError"
         case .unexpectedStatus: "unexpectedStatus"
         case .decoding: "decoding"
+        case .queued: "queued"
         }
     }
 }
