@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// One SQLite file that keeps what an app needs while the network is down: stored answers to
@@ -34,6 +35,11 @@ public final class OfflineStore: Sendable {
 
     /// The connection, shared under its lock.
     let database: SQLiteDatabase
+    /// The writes waiting to be sent: see ``Outbox``.
+    public let outbox: Outbox
+    /// The serial queue stored answers are written and looked up on, off their callers'
+    /// paths (see ``OfflineMiddleware``).
+    let answerQueue = DispatchQueue(label: "depot.offline.answers")
 
     /// Opens the store at `url`, creating the file (and its folder) when missing and
     /// upgrading an older schema.
@@ -75,6 +81,7 @@ public final class OfflineStore: Sendable {
             }
         #endif
         database = SQLiteDatabase(connection)
+        outbox = Outbox(database: database)
     }
 
     /// Checks that the file is a store (or empty), then sets the connection up and migrates.

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Where the answers to a call came from: the network, or a store that kept an earlier
+/// answer (DepotOffline's `.offline(store)` serves one when the network fails).
+public enum AnswerSource: Sendable, Hashable {
+    /// Every answer came from the server.
+    case network
+    /// At least one answer was served from storage; `savedAt` is when the oldest of them
+    /// was received from the server.
+    case stored(savedAt: Date)
+}
+
+/// Collects where the answers to the requests made inside `collect` came from,
+/// so a UI can say "saved 10:42" for exactly the call it made, without a second call.
+///
+/// ```swift
+/// let receipt = AnswerReceipt()
+/// let posts = try await receipt.collect { try await repository.findAll().value }
+/// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
+/// ```
+///
+/// With completion handlers, start the future inside `collect`; the receipt is complete
+/// when the completion runs:
+///
+/// ```swift
+/// receipt.collect { repository.findAll().start { result in render(result, receipt.source) } }
+/// ```
+///
+/// The receipt travels with the call as a task-local value (and, for futures started
+/// inside a synchronous `collect`, with the start itself), so calls made elsewhere at the
+/// same time do not write to it. Middleware that serves answers from storage reports them
+/// with ``record(_:)``; a middleware of your own reads ``current`` when a request starts.
+public final class AnswerReceipt: Sendable {
+    @TaskLocal private static var active: AnswerReceipt?
+    private let sources = Locked<AnswerSource?>(nil)
+
+    /// An empty receipt.
+    public init() {}
+
+    /// Where the answers collected so far came from: ``AnswerSource/network`` until a
+    /// stored answer was served (and when nothing was answered yet).
+    public var source: AnswerSource {
+        sources.withLock { $0 } ?? .network
+    }
+
+    /// The receipt of the call being made now, if its caller collects one: read it when a
+    /// request starts, and keep it for when the answer comes.
+    public static var current: AnswerReceipt? {
+        active
+    }
+
+    /// Runs `body` with this receipt collecting the sources of its answers.
+    public func collect<T>(_ body: () async throws -> T) async rethrows -> T {
+        try await Self.$active.withValue(self) { try await body() }
+    }
+
+    /// Runs `body` (which starts futures) with this receipt collecting the sources of
+    /// their answers.
+    public func collect<T>(_ body: () throws -> T) rethrows -> T {
+        try Self.$active.withValue(self) { try body() }
+    }
+
+    /// Notes one answer's source: a stored answer makes the receipt ``AnswerSource/stored(savedAt:)``
+    /// with the oldest such date; a network answer changes nothing.
+    public func record(_ source: AnswerSource) {
+        guard case .stored(let savedAt) = source else { return }
+        sources.withLock { current in
+            if case .stored(let earlier)? = current, earlier <= savedAt { return }
+            current = .stored(savedAt: savedAt)
+        }
+    }
+}

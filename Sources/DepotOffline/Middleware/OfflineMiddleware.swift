@@ -1,0 +1,122 @@
+import Depot
+import Dispatch
+import Foundation
+
+/// Keeps an app working when the network does not: `GET` answers are stored in an
+/// ``OfflineStore`` and served when the server cannot be reached, and writes that cannot be
+/// sent are queued in the store's ``Outbox`` to be sent later.
+///
+/// ```swift
+/// let store = try OfflineStore(at: appSupport.appending(path: "depot.sqlite"))
+/// let backend = URLSessionBackend(baseURL: api).with(.offline(store), auth, .retry())
+/// let posts = PostRepository(backend: backend)          // unchanged repository code
+/// ```
+///
+/// **Put it first**, in front of authentication: then the requests it stores and queues
+/// carry no credential (auth adds a fresh token to each attempt, replays included), and
+/// every retry happens inside one of its attempts.
+///
+/// **Reads.** Every `2xx` answer to a `GET` is stored (status, header fields without
+/// `Set-Cookie`, body; never one marked `Cache-Control: no-store`), per method, path, query
+/// and ``OfflinePolicy/account``. When a `GET` then fails with
+/// `ServiceError.cannotConnect`, `.noConnection` or `.timedOut` (and with a `5xx` when
+/// ``OfflinePolicy/servesStoredAnswersOnServerError`` says so, or within the seconds the
+/// stored answer's `stale-if-error` allows), the stored answer is served instead, with an
+/// `Age` header, also after the app restarts. To tell that an answer came from the store
+/// and how old it is, collect the call in an `AnswerReceipt`:
+///
+/// ```swift
+/// let receipt = AnswerReceipt()
+/// let posts = try await receipt.collect { try await repository.findAll().value }
+/// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
+/// ```
+///
+/// Stored answers are bounded by ``OfflinePolicy/maxBytes`` and
+/// ``OfflinePolicy/maxEntries``, least recently used first out. Storing happens after the
+/// caller has its answer, on a serial queue that later look-ups also go through, so it
+/// never delays an answer and a look-up always sees what was stored before it.
+///
+/// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
+/// there.
+public struct OfflineMiddleware: Middleware {
+    /// The store answers and queued writes are kept in.
+    public let store: OfflineStore
+    /// What is kept and when it is served.
+    public let policy: OfflinePolicy
+    private let answers: OfflineResponseStorage
+    private let queue: DispatchQueue
+
+    /// A middleware that keeps answers and queued writes in `store`.
+    public init(store: OfflineStore, policy: OfflinePolicy = OfflinePolicy()) {
+        self.store = store
+        self.policy = policy
+        self.answers = OfflineResponseStorage(
+            store: store, maxEntries: policy.maxEntries, maxBytes: policy.maxBytes)
+        self.queue = store.answerQueue
+    }
+
+    /// Stores and serves `GET` answers, queues writes that cannot be sent, and passes
+    /// everything else on.
+    public func intercept(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        switch request.method {
+        case .get: return read(request, next: next)
+        case .post, .put, .patch, .delete: return store.outbox.send(request, through: next)
+        default: return next(request)
+        }
+    }
+
+    /// A `GET`: sent on; its answer stored, or the stored answer served when it fails.
+    private func read(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        let answers = answers
+        let queue = queue
+        let policy = policy
+        return Future { promise in
+            let key = StoredResponseKey(
+                method: .get, path: request.path, query: request.query, account: policy.account())
+            // Read where the call started: the caller's receipt, if it collects one.
+            let receipt = AnswerReceipt.current
+            return next(request).start { result in
+                switch result {
+                case .success(let response):
+                    receipt?.record(.network)
+                    promise(.success(response))
+                    if let kept = StoredAnswer.keepable(response, for: request) {
+                        queue.async { _ = try? answers.store(StoredResponse(kept), for: key) }
+                    }
+                case .failure(let error):
+                    guard StoredAnswer.mayReplace(error, policy: policy) else {
+                        promise(.failure(error))
+                        return
+                    }
+                    queue.async {
+                        let now = Date()
+                        guard let stored = try? answers.response(for: key),
+                            StoredAnswer.serves(stored, instead: error, policy: policy, now: now)
+                        else {
+                            promise(.failure(error))
+                            return
+                        }
+                        receipt?.record(.stored(savedAt: stored.storedAt))
+                        promise(.success(StoredAnswer.served(stored, now: now)))
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension Middleware where Self == OfflineMiddleware {
+    /// Stores `GET` answers in `store` and serves them when the network fails, and queues
+    /// writes that cannot be sent in its outbox; see ``OfflineMiddleware``. List it first.
+    public static func offline(_ store: OfflineStore, policy: OfflinePolicy = OfflinePolicy())
+        -> OfflineMiddleware
+    {
+        OfflineMiddleware(store: store, policy: policy)
+    }
+}

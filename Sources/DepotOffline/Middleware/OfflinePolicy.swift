@@ -1,0 +1,37 @@
+import Depot
+import Foundation
+
+/// What `.offline(store)` keeps and when it answers from the store.
+///
+/// ```swift
+/// let backend = URLSessionBackend(baseURL: api).with(
+///     .offline(store, policy: OfflinePolicy(maxBytes: 20 << 20, account: { session.userID })),
+///     auth, .retry())
+/// ```
+public struct OfflinePolicy: Sendable {
+    /// The most bytes of stored answers kept; the least recently used go first.
+    public var maxBytes: Int
+    /// The most stored answers kept.
+    public var maxEntries: Int
+    /// Whether a `5xx` answer to a `GET` is replaced by the stored answer, as a failure to
+    /// connect is. Without it, only an answer whose `Cache-Control` carried
+    /// `stale-if-error` (RFC 5861) is served on a `5xx`, within the seconds it allows.
+    public var servesStoredAnswersOnServerError: Bool
+    /// Whose answers are being stored and served: an identifier the app chooses (a user
+    /// id, say), never a credential. Answers stored for one account are never served to
+    /// another; `""` for an app without accounts.
+    public var account: @Sendable () -> String
+
+    /// A policy; the defaults keep up to 50 MiB in 10,000 answers for one account.
+    public init(
+        maxBytes: Int = 50 << 20,
+        maxEntries: Int = 10_000,
+        servesStoredAnswersOnServerError: Bool = false,
+        account: @escaping @Sendable () -> String = { "" }
+    ) {
+        self.maxBytes = maxBytes
+        self.maxEntries = maxEntries
+        self.servesStoredAnswersOnServerError = servesStoredAnswersOnServerError
+        self.account = account
+    }
+}

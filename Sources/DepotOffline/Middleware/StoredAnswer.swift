@@ -1,0 +1,87 @@
+import Depot
+import Foundation
+
+/// The rules of stored answers: what is kept, when it replaces a failure, and how it is
+/// served.
+enum StoredAnswer {
+    /// Header fields never stored: they set or carry credentials.
+    static let unstoredHeaders: Set<String> = [
+        "set-cookie", "set-cookie2", "authorization", "proxy-authorization",
+    ]
+
+    /// `response` as it is stored for `request`, or `nil` when it must not be: not a
+    /// `2xx` (or a partial `206`), or marked `no-store` by either side.
+    static func keepable(_ response: BackendResponse, for request: BackendRequest) -> BackendResponse? {
+        guard (200..<300).contains(response.status), response.status != 206,
+            !CacheControl(response.headers).noStore, !CacheControl(request.headers).noStore
+        else { return nil }
+        var kept = response
+        kept.headers = HTTPHeaders(
+            response.headers.filter { !unstoredHeaders.contains($0.name.lowercased()) })
+        return kept
+    }
+
+    /// Whether `error` is one a stored answer may replace at all.
+    static func mayReplace(_ error: ServiceError, policy: OfflinePolicy) -> Bool {
+        switch error {
+        case .cannotConnect, .noConnection, .timedOut: return true
+        case .serverError, .serviceUnavailable: return true
+        default: return false
+        }
+    }
+
+    /// Whether `stored` is served instead of `error`: always for a failure to connect; for
+    /// a `5xx` when the policy says so or the answer's `stale-if-error` still allows it.
+    static func serves(
+        _ stored: StoredResponse, instead error: ServiceError, policy: OfflinePolicy, now: Date
+    )
+        -> Bool
+    {
+        switch error {
+        case .cannotConnect, .noConnection, .timedOut: return true
+        case .serverError, .serviceUnavailable:
+            if policy.servesStoredAnswersOnServerError { return true }
+            let control = CacheControl(stored.response.headers)
+            guard let allowance = control.staleIfError else { return false }
+            let age = now.timeIntervalSince(stored.storedAt)
+            return age <= Double(control.maxAge ?? 0) + Double(allowance)
+        default: return false
+        }
+    }
+
+    /// The stored response as it is served: with an `Age` header (RFC 9111 §5.1) counting
+    /// the seconds since it was stored, plus the age it already had.
+    static func served(_ stored: StoredResponse, now: Date) -> BackendResponse {
+        var response = stored.response
+        let earlier = response.headers["Age"].flatMap { Int($0) } ?? 0
+        let elapsed = max(0, now.timeIntervalSince(stored.storedAt))
+        let age = earlier.addingReportingOverflow(Int(min(elapsed, Double(Int32.max)))).partialValue
+        response.headers["Age"] = String(max(0, age))
+        return response
+    }
+}
+
+/// The `Cache-Control` directives stored answers care about.
+struct CacheControl {
+    var noStore = false
+    var maxAge: Int?
+    var staleIfError: Int?
+
+    init(_ headers: HTTPHeaders) {
+        for value in headers.values(for: "Cache-Control") {
+            for directive in value.split(separator: ",") {
+                let parts = directive.split(separator: "=", maxSplits: 1)
+                let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+                let argument =
+                    parts.count > 1
+                    ? Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: " \t\""))) : nil
+                switch name {
+                case "no-store": noStore = true
+                case "max-age": maxAge = argument.map { max(0, $0) }
+                case "stale-if-error": staleIfError = argument.map { max(0, $0) }
+                default: break
+                }
+            }
+        }
+    }
+}
