@@ -56,3 +56,25 @@ class Comment(models.Model):
     class Meta:
         ordering = ["number"]
         constraints = [models.UniqueConstraint(fields=["space", "number"], name="comment_space_number")]
+
+
+class IdempotencyRecord(models.Model):
+    """A write applied under an `Idempotency-Key`: what it asked and what it answered.
+
+    One per (space, key). `fingerprint` is the SHA-256 of method, path with query and
+    body; `status`, `headers` (name/value pairs, Content-Length left out) and `body`
+    are the answer replayed to a later request with the same key and fingerprint.
+    """
+
+    space = models.CharField(max_length=64)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)
+    method = models.CharField(max_length=10)
+    path = models.TextField()
+    status = models.IntegerField()
+    headers = models.JSONField(default=list)
+    body = models.BinaryField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["space", "key"], name="idempotency_space_key")]

@@ -4,12 +4,13 @@
 answer a bare array otherwise; `/drf/posts` (and the others) page with Django REST
 framework's `{count, next, previous, results}` envelope. Both accept json-server's
 filters. Everything also exists under `/s/<space>/`, a private copy of the data.
+Writes honour `Idempotency-Key` (see idempotency.py).
 """
 from rest_framework import status, viewsets
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.response import Response
 
-from . import filtering
+from . import filtering, idempotency
 from .models import Comment, Post, User
 from .pagination import (
     EnvelopePagination,
@@ -45,11 +46,18 @@ class Collection(viewsets.ModelViewSet):
         return self.kwargs.get("space", "main")
 
     def dispatch(self, request, *args, **kwargs):
-        ensure_space(kwargs.get("space", "main"))
-        if request.method in UNSAFE:
-            with WRITE_LOCK:
-                return super().dispatch(request, *args, **kwargs)
-        return super().dispatch(request, *args, **kwargs)
+        space = kwargs.get("space", "main")
+        ensure_space(space)
+        if request.method not in UNSAFE:
+            return super().dispatch(request, *args, **kwargs)
+        key = idempotency.key_of(request)
+        if key is not None:
+            view = super().dispatch
+            return idempotency.once(request, space, key, lambda: view(request, *args, **kwargs))
+        with WRITE_LOCK:
+            response = super().dispatch(request, *args, **kwargs)
+        idempotency.hold(request)
+        return response
 
     def get_queryset(self):
         return self.model.objects.filter(space=self.space)
