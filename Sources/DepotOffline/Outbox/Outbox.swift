@@ -436,8 +436,9 @@ public final class Outbox: Sendable {
             queue.async { [self] in
                 do {
                     let entry = try enqueue(write)
-                    promise(.failure(.queued(entry.queuedWrite)))
+                    // Started before the caller hears of it: a replay it asks for joins this one.
                     replayInBackground()
+                    promise(.failure(.queued(entry.queuedWrite)))
                 } catch {
                     // The store cannot take it: better sent out of order than not at all.
                     let attempt = attempt(write, through: next, promise: promise)
