@@ -370,3 +370,18 @@ extension OutboxReplayReport.Ending {
         return false
     }
 }
+
+@Suite("Outbox: events end with the store")
+struct OutboxLifetimeTests {
+    @Test("releasing the store ends the streams of events")
+    func streamsEndWithTheStore() async throws {
+        let folder = try TemporaryFolder()
+        var store: OfflineStore? = try OfflineStore(at: folder.file("depot.sqlite"))
+        let events = try #require(store?.outbox.events)
+        store = nil
+        // Ends at once rather than after the 10 s bound.
+        let start = ContinuousClock.now
+        #expect(await firstEvents(1, of: events, within: 10).isEmpty)
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+}
