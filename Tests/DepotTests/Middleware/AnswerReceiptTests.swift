@@ -68,7 +68,7 @@ struct AnswerReceiptTests {
         let backend = server.with(PretendStored(savedAt: savedAt))
 
         let source = await firstDelivery { (deliver: @escaping @Sendable (AnswerSource) -> Void) in
-            _ = receipt.collect {
+            _ = receipt.collectStarts {
                 backend.send(BackendRequest(path: "x")).start { _ in deliver(receipt.source) }
             }
         }
