@@ -4,33 +4,6 @@ import Testing
 
 @testable import DepotOffline
 
-/// A backend whose network can be switched off: while `down`, every request fails with
-/// `failure` before reaching the server behind it.
-final class SwitchableBackend: Backend, Sendable {
-    let server: any Backend
-    private let state = NSLock()
-    nonisolated(unsafe) private var failure: ServiceError?
-
-    init(_ server: any Backend) {
-        self.server = server
-    }
-
-    /// Makes every request fail with `error` (`nil`: the network is back).
-    func fail(with error: ServiceError?) {
-        state.lock()
-        failure = error
-        state.unlock()
-    }
-
-    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
-        state.lock()
-        let failure = failure
-        state.unlock()
-        if let failure { return .failure(failure) }
-        return server.send(request)
-    }
-}
-
 /// A user as the in-memory server stores it.
 struct Member: Codable, Identifiable, Sendable, Equatable {
     var id: Int
@@ -54,7 +27,7 @@ struct OfflineReadTests {
         folder = try TemporaryFolder()
         server = try InMemoryBackend(
             database: Data(#"{"members": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]}"#.utf8))
-        network = SwitchableBackend(server)
+        network = SwitchableBackend(server: server)
     }
 
     /// Waits until every stored answer `store` was given is written.
