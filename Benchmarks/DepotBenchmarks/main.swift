@@ -17,8 +17,8 @@ enum Help {
           --json FILE       also write the results as JSON to FILE
           --filter TEXT     run only the cases whose name contains one of the comma-separated TEXTs
                             (TEXT$ for exactly that name)
-          --rounds N        timed rounds per case (default: each case's own, 31 or 41)
-          --base-url URL    the loopback server of `bash scripts/bench`, for the urlsession.* cases
+          --rounds N        timed rounds per case (default: each case's own, 31 to 51)
+          --base-url URL    the loopback server of `bash scripts/bench`, for the network cases
           --list            print the cases and figures, and exit
           --write-server-data FILE
                             write the photos the server serves (one JSON object per line), and exit
@@ -112,7 +112,9 @@ func runBenchmarks(_ options: Options) async -> Int32 {
     if options.baseURL == nil,
         selected.contains(where: \.needsServer) || selectedFigures.contains(where: \.needsServer)
     {
-        print("note: the urlsession.* cases need the loopback server: run `bash scripts/bench` (skipped now)")
+        print(
+            "note: the network cases (urlsession.*, offline.online.*) need the loopback server: "
+                + "run `bash scripts/bench` (skipped now)")
     }
     for benchmark in selected {
         if benchmark.needsServer && options.baseURL == nil {
