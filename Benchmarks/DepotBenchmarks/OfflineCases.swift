@@ -151,7 +151,8 @@ enum OfflineCases {
                 Figure(
                     name: "offline.outbox.write", value: through.median * 1e3, unit: "ms",
                     detail: "median of \(writes): a POST through .offline(store) that cannot connect, "
-                        + "until its caller has .queued (committed durably to the outbox)"))
+                        + "until its caller has .queued (committed durably to the outbox); \(through.spread)")
+            )
         } else if passedThrough == writes {
             figures.append(
                 Figure(
@@ -194,7 +195,7 @@ enum OfflineCases {
             Figure(
                 name: "offline.store.durableInsert", value: durable.median * 1e3, unit: "ms",
                 detail: "median of \(writes): the same insert, then removeAllResponses(), a durable "
-                    + "commit (synchronous=FULL, the log synced to disk)"))
+                    + "commit (synchronous=FULL, the log synced to disk); \(durable.spread)"))
         return figures
     }
 
@@ -326,4 +327,12 @@ final class Samples: @unchecked Sendable {
 
     var count: Int { lock.withLock { values.count } }
     var median: Double { lock.withLock { Runner.median(values) } }
+
+    /// The 10th and 90th percentiles in milliseconds, for a figure's detail: fsync times vary.
+    var spread: String {
+        let sorted = lock.withLock { values.sorted() }
+        guard !sorted.isEmpty else { return "no samples" }
+        func at(_ q: Double) -> Double { sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))] * 1e3 }
+        return String(format: "p10 %.3g ms, p90 %.3g ms", at(0.1), at(0.9))
+    }
 }
