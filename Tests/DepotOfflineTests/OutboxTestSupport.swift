@@ -11,6 +11,7 @@ final class SwitchableBackend: Backend, @unchecked Sendable {
     let server: InMemoryBackend
     private let lock = NSLock()
     private var down = false
+    private var failure = ServiceError.cannotConnect
     private var log: [BackendRequest] = []
 
     init(server: InMemoryBackend = InMemoryBackend()) {
@@ -22,17 +23,26 @@ final class SwitchableBackend: Backend, @unchecked Sendable {
         set { lock.withLock { down = newValue } }
     }
 
+    /// Makes every request fail with `error` before reaching the server; `nil`: the network
+    /// is back.
+    func fail(with error: ServiceError?) {
+        lock.withLock {
+            down = error != nil
+            failure = error ?? .cannotConnect
+        }
+    }
+
     /// Every request given to the backend, failed ones included, in order.
     var attempts: [BackendRequest] {
         lock.withLock { log }
     }
 
     func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
-        let isDown = lock.withLock {
+        let failure: ServiceError? = lock.withLock {
             log.append(request)
-            return down
+            return down ? self.failure : nil
         }
-        return isDown ? .failure(.cannotConnect) : server.send(request)
+        return failure.map { .failure($0) } ?? server.send(request)
     }
 }
 
@@ -114,13 +124,5 @@ extension OutboxEvent {
         case .kept(let entry, _): "kept \(entry.id)"
         case .discarded(let entry): "discarded \(entry.id)"
         }
-    }
-}
-
-extension Result {
-    /// The failure, or `nil` for a success.
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }
