@@ -88,30 +88,49 @@ public final class OfflineResponseStorage: ResponseStorage {
     @discardableResult
     public func store(_ response: StoredResponse, for key: StoredResponseKey) throws(OfflineStoreError) -> Int
     {
-        let bytes = response.byteCount + key.byteCount
-        let keyValues = Self.values(of: key)
-        return try store.database.withConnection { connection throws(OfflineStoreError) in
+        try store([(response, key)])
+    }
+
+    /// Stores each of `answers` as ``store(_:for:)`` does, in one transaction, evicting
+    /// once at the end: the writer of `.offline(store)` stores bursts of reads this way.
+    @discardableResult
+    func store(_ answers: [(response: StoredResponse, key: StoredResponseKey)]) throws(OfflineStoreError)
+        -> Int
+    {
+        try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
-                try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", keyValues)
-                guard bytes <= maxBytes, maxEntries > 0 else { return 0 }
-                try connection.execute(
-                    """
-                    INSERT INTO answers (method, path, query, account, status, headers, body, varying,
-                        stored_at, last_used, bytes)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(last_used), 0) + 1 FROM answers), ?)
-                    """,
-                    keyValues + [
-                        .integer(Int64(response.response.status)),
-                        .blob(FieldCoding.encode(response.response.headers)),
-                        .blob(response.response.body),
-                        .blob(FieldCoding.encode(response.varying)),
-                        .real(response.storedAt.timeIntervalSince1970),
-                        .integer(Int64(bytes)),
-                    ]
-                )
+                for (response, key) in answers { try insert(response, for: key, into: connection) }
                 return try evict(connection)
             }
         }
+    }
+
+    /// Replaces the row of `key` with `response` (or only removes it when the answer alone
+    /// is over the bounds).
+    private func insert(
+        _ response: StoredResponse, for key: StoredResponseKey, into connection: SQLiteConnection
+    )
+        throws(OfflineStoreError)
+    {
+        let bytes = response.byteCount + key.byteCount
+        let keyValues = Self.values(of: key)
+        try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", keyValues)
+        guard bytes <= maxBytes, maxEntries > 0 else { return }
+        try connection.execute(
+            """
+            INSERT INTO answers (method, path, query, account, status, headers, body, varying,
+                stored_at, last_used, bytes)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(last_used), 0) + 1 FROM answers), ?)
+            """,
+            keyValues + [
+                .integer(Int64(response.response.status)),
+                .blob(FieldCoding.encode(response.response.headers)),
+                .blob(response.response.body),
+                .blob(FieldCoding.encode(response.varying)),
+                .real(response.storedAt.timeIntervalSince1970),
+                .integer(Int64(bytes)),
+            ]
+        )
     }
 
     /// Removes the least recently used answers until both bounds hold; the newest (just

@@ -38,6 +38,8 @@ public final class OfflineStore: Sendable {
     /// The serial queue stored answers are written and looked up on, off their callers'
     /// paths (see ``OfflineMiddleware``).
     let answerQueue = DispatchQueue(label: "depot.offline.answers")
+    /// Writes stored answers in batches on ``answerQueue``.
+    let answerWriter: AnswerWriter
 
     /// Opens the store at `url`, creating the file (and its folder) when missing and
     /// upgrading an older schema.
@@ -80,6 +82,7 @@ public final class OfflineStore: Sendable {
         #endif
         database = SQLiteDatabase(connection)
         outbox = try Outbox(database: database)
+        answerWriter = AnswerWriter(queue: answerQueue)
     }
 
     /// Checks that the file is a store (or empty), then sets the connection up and migrates.

@@ -30,9 +30,9 @@ struct OfflineReadTests {
         network = SwitchableBackend(server: server)
     }
 
-    /// Waits until every stored answer `store` was given is written.
+    /// Writes every answer `store` is waiting to write.
     private func settle(_ store: OfflineStore) {
-        store.answerQueue.sync {}
+        store.answerWriter.flush()
     }
 
     @Test(arguments: [ServiceError.cannotConnect, .noConnection, .timedOut])
@@ -55,6 +55,33 @@ struct OfflineReadTests {
         #expect(savedAt >= before.addingTimeInterval(-1) && savedAt <= Date())
         let raw = try await network.with(.offline(store)).send(BackendRequest(path: "members")).value
         #expect(raw.headers["Age"].flatMap { Int($0) } ?? -1 >= 0)
+    }
+
+    @Test func anAnswerNotYetWrittenIsServedAtOnce() async throws {
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let members = MemberRepository(backend: network.with(.offline(store)))
+        let online = try await members.findByID(1).value
+
+        // No flush: the answer is still waiting to be written with others.
+        network.fail(with: .cannotConnect)
+        let offline = try await members.findByID(1).value
+
+        #expect(offline == online)
+        store.answerWriter.flush()
+        #expect(try store.integer("SELECT count(*) FROM answers") == 1)
+    }
+
+    @Test func aBurstOfReadsIsWrittenTogether() async throws {
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let members = MemberRepository(backend: network.with(.offline(store)))
+        for round in 0..<20 { _ = try await members.findByID(1 + round % 2).value }
+
+        store.answerWriter.flush()
+
+        // Written one by one, each answer would have taken a newer use number (up to 20);
+        // written as one batch, each key is written once, with the latest answer.
+        #expect(try store.integer("SELECT count(*) FROM answers") == 2)
+        #expect(try store.integer("SELECT max(last_used) FROM answers") == 2)
     }
 
     @Test func anAnswerFromTheNetworkSaysSo() async throws {

@@ -33,8 +33,11 @@ import Foundation
 ///
 /// Stored answers are bounded by ``OfflinePolicy/maxBytes`` and
 /// ``OfflinePolicy/maxEntries``, least recently used first out. Storing happens after the
-/// caller has its answer, on a serial queue that later look-ups also go through, so it
-/// never delays an answer and a look-up always sees what was stored before it.
+/// caller has its answer: answers that arrive within a tenth of a second are written
+/// together, in one transaction on a serial queue, and a look-up finds an answer not yet
+/// written in memory, so storing never delays an answer and a look-up always sees what was
+/// stored before it. (An answer received less than that before the app is killed may not
+/// have been written; the next read stores it again.)
 ///
 /// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
 /// there.
@@ -78,6 +81,7 @@ public struct OfflineMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         let answers = answers
         let queue = queue
+        let writer = store.answerWriter
         let policy = policy
         return Future { promise in
             let key = StoredResponseKey(
@@ -90,16 +94,19 @@ public struct OfflineMiddleware: Middleware {
                     receipt?.record(.network)
                     promise(.success(response))
                     if let kept = StoredAnswer.keepable(response, for: request) {
-                        queue.async { _ = try? answers.store(StoredResponse(kept), for: key) }
+                        writer.keep(StoredResponse(kept), for: key, in: answers)
                     }
                 case .failure(let error):
                     guard StoredAnswer.mayReplace(error, policy: policy) else {
                         promise(.failure(error))
                         return
                     }
+                    // An answer not yet written is found in memory; the others on the queue
+                    // that writes them, so a look-up sees every write before it.
+                    let waiting = writer.waitingAnswer(for: key)
                     queue.async {
                         let now = Date()
-                        guard let stored = try? answers.response(for: key),
+                        guard let stored = waiting ?? (try? answers.response(for: key)),
                             StoredAnswer.serves(stored, instead: error, policy: policy, now: now)
                         else {
                             promise(.failure(error))
