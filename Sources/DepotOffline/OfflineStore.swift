@@ -151,6 +151,13 @@ public final class OfflineStore: Sendable {
         }
     }
 
+    /// Writes the answers `.offline(store)` received in the last tenth of a second, which
+    /// wait in memory to be written together, before returning: call it when the app moves
+    /// to the background or is about to exit, so that they are in the file too.
+    public func flush() {
+        answerWriter.flush()
+    }
+
     /// The schema version of the file (`PRAGMA user_version`).
     var fileVersion: Int {
         get throws(OfflineStoreError) {

@@ -46,7 +46,7 @@ struct OfflineReadLiveTests {
             let store = try OfflineStore(at: file)
             let posts = LivePostRepository(backend: URLSessionBackend(baseURL: up).with(.offline(store)))
             online = try await posts.findAll(query: ["userId": 2]).value
-            store.answerWriter.flush()
+            store.flush()
             // The same app, its server gone: the connection is refused.
             let offline = LivePostRepository(backend: URLSessionBackend(baseURL: down).with(.offline(store)))
             let receipt = AnswerReceipt()

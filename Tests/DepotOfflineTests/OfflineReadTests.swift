@@ -32,7 +32,7 @@ struct OfflineReadTests {
 
     /// Writes every answer `store` is waiting to write.
     private func settle(_ store: OfflineStore) {
-        store.answerWriter.flush()
+        store.flush()
     }
 
     @Test(arguments: [ServiceError.cannotConnect, .noConnection, .timedOut])
@@ -67,7 +67,7 @@ struct OfflineReadTests {
         let offline = try await members.findByID(1).value
 
         #expect(offline == online)
-        store.answerWriter.flush()
+        store.flush()
         #expect(try store.integer("SELECT count(*) FROM answers") == 1)
     }
 
@@ -76,7 +76,7 @@ struct OfflineReadTests {
         let members = MemberRepository(backend: network.with(.offline(store)))
         for round in 0..<20 { _ = try await members.findByID(1 + round % 2).value }
 
-        store.answerWriter.flush()
+        store.flush()
 
         // Written one by one, each answer would have taken a newer use number (up to 20);
         // written as one batch, each key is written once, with the latest answer.
