@@ -22,11 +22,9 @@ import Foundation
 /// answers it with ``remove(at:)`` and a fresh store, since the file only held copies and
 /// unsent writes.
 ///
-/// What exists now: the file, its schema and migrations, ``remove(at:)``, ``removeAll()``, and
-/// stored answers through ``OfflineResponseStorage`` (Depot's `ResponseStorage` protocol:
-/// get, put, remove, LRU eviction by bytes and entries). The `.offline(store)` middleware and
-/// the `Outbox` (`store.outbox`, replay, `ServiceError.queued`) are not built yet; the schema
-/// already has the outbox's table.
+/// It keeps stored answers (``OfflineResponseStorage``, which the `.offline(store)` middleware
+/// uses) and queued writes (``outbox``, an ``Outbox``: see there for what is stored, the
+/// order and replay rules, and ``Depot/ServiceError/queued(_:)``).
 public final class OfflineStore: Sendable {
     /// The store's file.
     public let url: URL
@@ -81,7 +79,7 @@ public final class OfflineStore: Sendable {
             }
         #endif
         database = SQLiteDatabase(connection)
-        outbox = Outbox(database: database)
+        outbox = try Outbox(database: database)
     }
 
     /// Checks that the file is a store (or empty), then sets the connection up and migrates.
@@ -170,14 +168,15 @@ public final class OfflineStore: Sendable {
     /// compacts the file so the removed data no longer sits in it: for sign-out, or when
     /// another user takes over the device.
     ///
-    /// Queued writes not yet sent are dropped with the rest: replay them first when they
-    /// should reach the server.
+    /// Queued writes not yet sent are dropped with the rest, without ``OutboxEvent``s: replay
+    /// them first when they should reach the server.
     public func removeAll() throws(OfflineStoreError) {
         try database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute("DELETE FROM answers")
                 try connection.execute("DELETE FROM outbox")
             }
+            outbox.didRemoveAll()
             // Rewrite the file without the freed pages, then empty the log that held them.
             try connection.executeScript("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)")
         }

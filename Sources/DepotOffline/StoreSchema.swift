@@ -19,7 +19,7 @@ enum StoreSchema {
     static let applicationID: Int32 = 0x4470_6F74
 
     /// Every step, in order; the last one's version is the current schema version.
-    static let migrations: [SchemaMigration] = [version1]
+    static let migrations: [SchemaMigration] = [version1, version2]
 
     /// The current schema version.
     static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -65,6 +65,20 @@ enum StoreSchema {
                 created_at REAL NOT NULL,
                 state TEXT NOT NULL
             );
+            """
+    )
+
+    /// The second schema: why the server refused an outbox entry kept for the app to resolve
+    /// (state `kept`): the status (`NULL` when the request could not be sent at all), the
+    /// server's message, the response body (a 422's validation errors) and when it happened,
+    /// so that a kept entry still explains itself after a restart.
+    static let version2 = SchemaMigration(
+        version: 2,
+        sql: """
+            ALTER TABLE outbox ADD COLUMN refused_status INTEGER;
+            ALTER TABLE outbox ADD COLUMN refused_message TEXT;
+            ALTER TABLE outbox ADD COLUMN refused_body BLOB;
+            ALTER TABLE outbox ADD COLUMN refused_at REAL;
             """
     )
 }

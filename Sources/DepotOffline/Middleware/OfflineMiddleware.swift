@@ -61,6 +61,9 @@ public struct OfflineMiddleware: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
+        // Remembered for the outbox's replays; while writes are queued, a success through it
+        // starts one.
+        let next = store.outbox.relay(next)
         switch request.method {
         case .get: return read(request, next: next)
         case .post, .put, .patch, .delete: return store.outbox.send(request, through: next)

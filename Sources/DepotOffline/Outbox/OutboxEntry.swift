@@ -1,0 +1,112 @@
+import Depot
+import Foundation
+
+/// One write kept in an ``Outbox``: what will be sent again, and where it stands.
+///
+/// ``Outbox/entries()`` lists them in the order a replay sends them, and every
+/// ``OutboxEvent`` carries one. The request is stored without credentials
+/// (`Authorization`, `Proxy-Authorization` and `Cookie` are dropped before it is written), so
+/// ``headers`` holds only what the app's own request carried; the authentication behind the
+/// middleware signs each replay afresh.
+public struct OutboxEntry: Sendable, Hashable, Identifiable {
+    /// Where an entry stands.
+    public enum State: Sendable, Hashable {
+        /// Waiting to be sent by the next replay, in ``OutboxEntry/position`` order.
+        case queued
+        /// Refused by the server (a 4xx other than 429, such as a 409 or a 412) or impossible to
+        /// send: kept, and skipped by replays, until the app calls ``Outbox/retry(_:)`` or
+        /// ``Outbox/discard(_:)``.
+        case kept(OutboxRefusal)
+    }
+
+    /// The entry's identifier, the same as ``Depot/QueuedWrite/id`` in the
+    /// ``Depot/ServiceError/queued(_:)`` its caller received.
+    public var id: String
+    /// Its place in the replay order: increasing in the order writes were queued.
+    public var position: Int
+    /// The write's method (`POST`, `PUT`, `PATCH` or `DELETE`).
+    public var method: HTTPMethod
+    /// The write's path, as the request had it.
+    public var path: String
+    /// The write's query items, in order.
+    public var query: [URLQueryItem]
+    /// The write's header fields, without credentials and without `Idempotency-Key` (kept in
+    /// ``idempotencyKey`` and added back to every replay).
+    public var headers: HTTPHeaders
+    /// The write's body; `nil` when it had none (or an empty one).
+    public var body: Data?
+    /// The `Idempotency-Key` sent with the first attempt and with every replay.
+    public var idempotencyKey: String
+    /// When the write was queued.
+    public var createdAt: Date
+    /// Whether it waits for a replay or was kept after a refusal.
+    public var state: State
+
+    /// Creates an entry (the outbox creates them; tests and previews may too).
+    public init(
+        id: String, position: Int, method: HTTPMethod, path: String, query: [URLQueryItem],
+        headers: HTTPHeaders, body: Data?, idempotencyKey: String, createdAt: Date, state: State
+    ) {
+        self.id = id
+        self.position = position
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.idempotencyKey = idempotencyKey
+        self.createdAt = createdAt
+        self.state = state
+    }
+
+    /// Whether the entry waits for a replay (not kept after a refusal).
+    public var isQueued: Bool {
+        state == .queued
+    }
+
+    /// The request a replay sends through the rest of the chain: the stored one, with its
+    /// `Idempotency-Key` and marked retryable (the key makes sending it again safe).
+    public var request: BackendRequest {
+        var headers = headers
+        headers[Outbox.idempotencyKeyField] = idempotencyKey
+        var request = BackendRequest(
+            method: method, path: path, query: query, headers: headers, body: body)
+        request.isRetryable = true
+        return request
+    }
+
+    /// The description its caller received in ``Depot/ServiceError/queued(_:)``.
+    public var queuedWrite: QueuedWrite {
+        QueuedWrite(id: id, method: method, path: path, idempotencyKey: idempotencyKey, queuedAt: createdAt)
+    }
+}
+
+/// Why the server refused an entry that the outbox then kept: see ``OutboxEntry/State/kept(_:)``.
+public struct OutboxRefusal: Sendable, Hashable {
+    /// The HTTP status of the refusal (409, 412, 422, …); `nil` when the request could not be
+    /// sent at all (``Depot/ServiceError/invalidRequest(_:)``).
+    public var status: Int?
+    /// The server's message (its body's `detail`, `message`, `error` or RFC 9457 `title`), or
+    /// the error's description when the server gave none.
+    public var message: String?
+    /// The body of the refusal, for details such as a 422's validation errors.
+    public var body: Data
+    /// When the refusal arrived.
+    public var refusedAt: Date
+
+    /// Creates the description of a refusal.
+    public init(status: Int?, message: String?, body: Data, refusedAt: Date) {
+        self.status = status
+        self.message = message
+        self.body = body
+        self.refusedAt = refusedAt
+    }
+
+    /// The refusal as the error a caller would have received.
+    public var error: ServiceError {
+        guard let status else { return .invalidRequest(message ?? "the request could not be sent") }
+        let response = BackendResponse(status: status, body: body)
+        return ServiceError(response: response, for: BackendRequest(method: .post, path: ""))
+            ?? .unexpectedStatus(FailureResponse(status: status, body: body, message: message))
+    }
+}

@@ -1,0 +1,74 @@
+import Depot
+import Foundation
+
+/// What happened to an ``Outbox`` entry, as ``Outbox/events`` reports it.
+///
+/// ```swift
+/// for await event in store.outbox.events {
+///     switch event {
+///     case .queued(let entry): badge.pending += 1
+///     case .sent(let entry, let response): reconcile(entry.id, with: response)
+///     case .kept(let entry, let error): askUser(about: entry, because: error)
+///     case .discarded(let entry): forget(entry.id)
+///     }
+/// }
+/// ```
+public enum OutboxEvent: Sendable, Hashable {
+    /// A write was committed to the store (its caller received
+    /// ``Depot/ServiceError/queued(_:)``), or a kept entry was put back by
+    /// ``Outbox/retry(_:)``.
+    case queued(OutboxEntry)
+    /// A replay sent the entry and the server answered with a 2xx: the entry is gone from the
+    /// store. The response is the server's (a `201` with the created record's id, say).
+    case sent(OutboxEntry, BackendResponse)
+    /// A replay met a refusal (409, 412, another 4xx but 429) or a request that cannot be sent:
+    /// the entry is kept, in state ``OutboxEntry/State/kept(_:)``, until the app retries or
+    /// discards it.
+    case kept(OutboxEntry, ServiceError)
+    /// The app discarded the entry with ``Outbox/discard(_:)``: it will never be sent.
+    case discarded(OutboxEntry)
+
+    /// The entry the event is about (as it stands after the event).
+    public var entry: OutboxEntry {
+        switch self {
+        case .queued(let entry), .sent(let entry, _), .kept(let entry, _), .discarded(let entry):
+            return entry
+        }
+    }
+}
+
+/// The subscribers of ``Outbox/events``: each gets every event emitted after it subscribed.
+final class OutboxEventHub: @unchecked Sendable {
+    // Guarded by `lock`.
+    private var subscribers: [Int: AsyncStream<OutboxEvent>.Continuation] = [:]
+    private var nextID = 0
+    private let lock = NSLock()
+
+    /// A new stream, fed from now on, unbounded; unsubscribed when its consumer stops.
+    func subscribe() -> AsyncStream<OutboxEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: OutboxEvent.self, bufferingPolicy: .unbounded)
+        lock.lock()
+        let id = nextID
+        nextID += 1
+        subscribers[id] = continuation
+        lock.unlock()
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        return stream
+    }
+
+    /// Feeds `event` to every subscriber. Callers emit under the store's lock, so every
+    /// subscriber sees the events in the order the store changed.
+    func emit(_ event: OutboxEvent) {
+        lock.lock()
+        let current = subscribers.isEmpty ? [] : Array(subscribers.values)
+        lock.unlock()
+        for continuation in current { continuation.yield(event) }
+    }
+
+    private func unsubscribe(_ id: Int) {
+        lock.lock()
+        subscribers[id] = nil
+        lock.unlock()
+    }
+}

@@ -1,0 +1,43 @@
+import Depot
+import Foundation
+
+/// What one replay of an ``Outbox`` did: returned by ``Outbox/replay()``.
+///
+/// The details of each entry arrive as ``OutboxEvent``s on ``Outbox/events``; this is the
+/// summary, for code that awaits the replay.
+public struct OutboxReplayReport: Sendable, Hashable {
+    /// Why a replay ended.
+    public enum Ending: Sendable, Hashable {
+        /// Every queued entry was sent or kept: none is left queued.
+        case finished
+        /// An entry failed before any answer arrived (`.cannotConnect`, `.noConnection`,
+        /// `.timedOut`, `.transport`, `.cancelled`) or met a 5xx, 503 or 429: it and the entries
+        /// behind it stay queued for a later replay.
+        case interrupted(ServiceError)
+        /// Entries are queued but no request has gone through the `.offline` middleware since
+        /// the store was opened, so there is nothing to send them through: call
+        /// ``Outbox/replay(through:)`` with the backend behind the middleware.
+        case noBackend
+        /// The store failed to read or update an entry; what was sent stays sent (and an
+        /// entry whose 2xx could not be recorded is sent again later with its key, which a
+        /// server honouring `Idempotency-Key` answers without applying it twice).
+        case storeFailed(OfflineStoreError)
+    }
+
+    /// How many entries the server accepted (now removed from the store).
+    public var sent: Int
+    /// How many entries the server refused (kept for the app to resolve).
+    public var kept: Int
+    /// How many entries are still queued after the replay.
+    public var remaining: Int
+    /// Why the replay ended.
+    public var ending: Ending
+
+    /// Creates a report.
+    public init(sent: Int, kept: Int, remaining: Int, ending: Ending) {
+        self.sent = sent
+        self.kept = kept
+        self.remaining = remaining
+        self.ending = ending
+    }
+}
