@@ -32,6 +32,12 @@ import Testing
 struct CrashSafetyTests {
     @Test("Every write reported .queued survives SIGKILL and is replayed once", .timeLimit(.minutes(3)))
     func queuedWritesSurviveSIGKILL() async throws {
+        if let named = ProcessInfo.processInfo.environment["DEPOT_CRASH_CHILD"], !named.isEmpty,
+            !FileManager.default.isExecutableFile(atPath: named)
+        {
+            Issue.record("DEPOT_CRASH_CHILD names \(named), which is not an executable file")
+            return
+        }
         guard let child = CrashChild.locate() else {
             Issue.record(
                 """
