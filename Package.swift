@@ -34,7 +34,7 @@ let package = Package(
         // (`bash scripts/bench` for the network cases).
         .executableTarget(
             name: "depot-benchmarks",
-            dependencies: ["Depot", "DepotFixtures"],
+            dependencies: ["Depot", "DepotOffline", "DepotFixtures"],
             path: "Benchmarks/DepotBenchmarks"
         ),
         // A seeded, bounded mutation fuzzer (not a product): `swift run -c release --scratch-path

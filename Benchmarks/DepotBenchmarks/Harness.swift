@@ -24,6 +24,38 @@ struct Sides: Sendable {
     let depot: @Sendable () async throws -> Void
     /// The same sample written by hand.
     let baseline: @Sendable () async throws -> Void
+    /// Untimed work after each Depot sample (warm-up included), before the next sample of
+    /// either side starts: waiting for work the sample left queued off the caller's path,
+    /// so that the next sample does not pay for it.
+    var settle: (@Sendable () async throws -> Void)? = nil
+    /// Untimed work after the last round: extra figures for the report (see ``Figure``), and
+    /// cleaning up (temporary files).
+    var finish: (@Sendable () async throws -> [Figure])? = nil
+}
+
+/// A figure reported next to the ratios: a cost or a size that has no hand-written
+/// counterpart to be compared with (milliseconds per durable write, bytes of a file).
+struct Figure: Sendable {
+    /// The name in the report and the JSON, such as `offline.store.bytes`.
+    let name: String
+    /// The value, in `unit`.
+    let value: Double
+    /// `ms`, `bytes`, …
+    let unit: String
+    /// What exactly was measured, in a few words.
+    let detail: String
+}
+
+/// Figures measured on their own, not against a baseline.
+struct FigureCase: Sendable {
+    /// The name `--filter` matches, such as `offline.outbox.write`.
+    let name: String
+    /// What is measured, for the legend.
+    let sample: String
+    /// Whether it needs the loopback server (`--base-url`).
+    var needsServer = false
+    /// Measures and returns the figures.
+    let measure: @Sendable (Environment) async throws -> [Figure]
 }
 
 /// What the cases may use.
@@ -44,6 +76,8 @@ struct CaseResult: Sendable {
     let sample: String
     /// Process CPU seconds per request, Depot and baseline, for network cases.
     var cpuPerRequest: (depot: Double, baseline: Double, depotWall: Double, baselineWall: Double)?
+    /// Figures the case reported besides its ratio (see ``Sides/finish``).
+    var figures: [Figure] = []
 
     var meetsTarget: Bool { ratio <= target }
 }
@@ -75,8 +109,25 @@ enum Runner {
         -> CaseResult
     {
         let sides = try await benchmark.prepare(environment)
+        var measurement: CaseResult
+        do {
+            measurement = try await measure(benchmark, sides: sides, rounds: rounds)
+        } catch {
+            // Still clean up (a case's temporary files), then report the failure.
+            _ = try? await sides.finish?()
+            throw error
+        }
+        if let finish = sides.finish { measurement.figures = try await finish() }
+        return measurement
+    }
+
+    /// The warm-up and the timed rounds of `benchmark` on `sides`.
+    private static func measure(_ benchmark: BenchmarkCase, sides: Sides, rounds: Int) async throws
+        -> CaseResult
+    {
         for _ in 0..<warmUpSamples {
             try await sides.depot()
+            try await sides.settle?()
             try await sides.baseline()
         }
         var depot: [Double] = []
@@ -88,6 +139,7 @@ enum Runner {
                 let (wall, cpu) = try await time(sides.depot)
                 depot.append(wall)
                 depotCPU += cpu
+                try await sides.settle?()
                 let (baseWall, baseCPU) = try await time(sides.baseline)
                 baseline.append(baseWall)
                 baselineCPU += baseCPU
@@ -98,6 +150,7 @@ enum Runner {
                 let (wall, cpu) = try await time(sides.depot)
                 depot.append(wall)
                 depotCPU += cpu
+                try await sides.settle?()
             }
         }
         let ratios = zip(depot, baseline).map { $0 / $1 }

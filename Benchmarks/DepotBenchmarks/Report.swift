@@ -58,10 +58,19 @@ enum Report {
         }
     }
 
+    /// The figures' lines: `name: value unit (detail)`.
+    static func figureLines(_ figures: [Figure]) -> [String] {
+        figures.map { figure in
+            "\(figure.name): \(amount(figure.value, figure.unit)) (\(figure.detail))"
+        }
+    }
+
     /// `[{"case", "depot_median_s", "baseline_median_s", "ratio", "target", "rounds"}, …]`, one
     /// object per case that ran; network cases that count requests add
-    /// `depot_cpu_s_per_request` and `baseline_cpu_s_per_request`.
-    static func json(_ measurements: [CaseResult]) -> Data {
+    /// `depot_cpu_s_per_request` and `baseline_cpu_s_per_request`. Then one object per figure
+    /// (the cases' own, then the figure cases'), told apart by its first key:
+    /// `{"figure", "value", "unit", "detail"}`.
+    static func json(_ measurements: [CaseResult], figures: [Figure] = []) -> Data {
         let objects = measurements.map { m -> String in
             var fields = [
                 "\"case\": \(quoted(m.name))",
@@ -77,7 +86,23 @@ enum Report {
             }
             return "  {" + fields.joined(separator: ", ") + "}"
         }
-        return Data(("[\n" + objects.joined(separator: ",\n") + "\n]\n").utf8)
+        let figureObjects = figures.map { figure in
+            "  {\"figure\": \(quoted(figure.name)), \"value\": \(number(figure.value)), "
+                + "\"unit\": \(quoted(figure.unit)), \"detail\": \(quoted(figure.detail))}"
+        }
+        return Data(("[\n" + (objects + figureObjects).joined(separator: ",\n") + "\n]\n").utf8)
+    }
+
+    /// A figure's value in its unit: `4.21 ms`, `1,234,567 bytes`.
+    static func amount(_ value: Double, _ unit: String) -> String {
+        guard unit == "bytes", value.isFinite else { return String(format: "%.3g \(unit)", value) }
+        let digits = String(Int(value))
+        var grouped = ""
+        for (offset, digit) in digits.enumerated() {
+            if offset > 0, (digits.count - offset).isMultiple(of: 3) { grouped.append(",") }
+            grouped.append(digit)
+        }
+        return grouped + " bytes"
     }
 
     /// Seconds in a readable unit: `12.3 ms`, `4.56 µs`.

@@ -17,9 +17,9 @@ enum Help {
           --json FILE       also write the results as JSON to FILE
           --filter TEXT     run only the cases whose name contains one of the comma-separated TEXTs
                             (TEXT$ for exactly that name)
-          --rounds N        timed rounds per case (default: each case's own, 31 or 41)
-          --base-url URL    the loopback server of `bash scripts/bench`, for the urlsession.* cases
-          --list            print the cases and exit
+          --rounds N        timed rounds per case (default: each case's own, 31 to 51)
+          --base-url URL    the loopback server of `bash scripts/bench`, for the network cases
+          --list            print the cases and figures, and exit
           --write-server-data FILE
                             write the photos the server serves (one JSON object per line), and exit
         """
@@ -68,7 +68,18 @@ struct Options {
 
 /// Every case, in the order they run.
 enum Cases {
-    static let all = InMemoryCases.all + URLSessionCases.all + FutureCases.all
+    static let all = InMemoryCases.all + URLSessionCases.all + FutureCases.all + OfflineCases.all
+    /// The figures measured on their own, after the cases.
+    static let figures = OfflineCases.figures
+}
+
+/// Whether `name` is selected by `filters` (all names are when there is none).
+func matches(_ name: String, _ filters: [String]) -> Bool {
+    filters.isEmpty
+        || filters.contains { filter in
+            // `name$` matches that name only; anything else matches every name containing it.
+            filter.hasSuffix("$") ? name == filter.dropLast() : name.contains(filter)
+        }
 }
 
 /// Runs the selected cases and reports them; returns the exit status.
@@ -82,27 +93,28 @@ func runBenchmarks(_ options: Options) async -> Int32 {
             return 1
         }
     }
-    let selected = Cases.all.filter { benchmark in
-        options.filters.isEmpty
-            || options.filters.contains { filter in
-                // `name$` matches that case only; anything else matches every name containing it.
-                filter.hasSuffix("$") ? benchmark.name == filter.dropLast() : benchmark.name.contains(filter)
-            }
-    }
+    let selected = Cases.all.filter { matches($0.name, options.filters) }
+    let selectedFigures = Cases.figures.filter { matches($0.name, options.filters) }
     if options.list {
         for benchmark in Cases.all { print(benchmark.name) }
+        for figure in Cases.figures { print(figure.name) }
         return 0
     }
-    guard !selected.isEmpty else {
+    guard !selected.isEmpty || !selectedFigures.isEmpty else {
         print("error: no case matches --filter \(options.filters.joined(separator: ","))")
         return 1
     }
     let environment = Environment(baseURL: options.baseURL)
     var rows: [Report.Row] = []
     var measurements: [CaseResult] = []
+    var figures: [Figure] = []
     var failed = false
-    if options.baseURL == nil, selected.contains(where: \.needsServer) {
-        print("note: the urlsession.* cases need the loopback server: run `bash scripts/bench` (skipped now)")
+    if options.baseURL == nil,
+        selected.contains(where: \.needsServer) || selectedFigures.contains(where: \.needsServer)
+    {
+        print(
+            "note: the network cases (urlsession.*, offline.online.*) need the loopback server: "
+                + "run `bash scripts/bench` (skipped now)")
     }
     for benchmark in selected {
         if benchmark.needsServer && options.baseURL == nil {
@@ -122,16 +134,39 @@ func runBenchmarks(_ options: Options) async -> Int32 {
             failed = true
         }
     }
+    figures += measurements.flatMap(\.figures)
+    for figureCase in selectedFigures {
+        if figureCase.needsServer && options.baseURL == nil {
+            print("\(figureCase.name): skipped: run bash scripts/bench")
+            continue
+        }
+        do {
+            let measured = try await figureCase.measure(environment)
+            print("\(figureCase.name): measured")
+            figures += measured
+        } catch {
+            print("\(figureCase.name): failed: \(error)")
+            failed = true
+        }
+    }
     print("")
-    print(Report.table(rows, legend: selected.map { ($0.name, $0.sample) }))
+    print(
+        Report.table(
+            rows,
+            legend: selected.map { ($0.name, $0.sample) } + selectedFigures.map { ($0.name, $0.sample) }))
     let cpu = Report.cpuLines(measurements)
     if !cpu.isEmpty {
         print("")
         for line in cpu { print(line) }
     }
+    if !figures.isEmpty {
+        print("")
+        print("Figures (no baseline):")
+        for line in Report.figureLines(figures) { print("  " + line) }
+    }
     if let path = options.json {
         do {
-            try Report.json(measurements).write(to: URL(fileURLWithPath: path))
+            try Report.json(measurements, figures: figures).write(to: URL(fileURLWithPath: path))
             print("\nwrote \(path)")
         } catch {
             print("error: could not write \(path): \(error)")

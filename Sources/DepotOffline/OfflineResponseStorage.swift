@@ -117,7 +117,7 @@ public final class OfflineResponseStorage: ResponseStorage {
     /// Removes the least recently used answers until both bounds hold; the newest (just
     /// stored) is never among them, since it fits alone. Returns how many were removed.
     private func evict(_ connection: SQLiteConnection) throws(OfflineStoreError) -> Int {
-        let totals = try connection.query("SELECT count(*), total(bytes) FROM answers") { row in
+        let totals = try connection.query("SELECT count, bytes FROM answer_totals WHERE id = 1") { row in
             (count: Int(row.integer(0)), bytes: Int(row.integer(1)))
         }
         guard var count = totals.first?.count, var total = totals.first?.bytes else { return 0 }

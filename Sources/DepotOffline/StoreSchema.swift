@@ -19,7 +19,7 @@ enum StoreSchema {
     static let applicationID: Int32 = 0x4470_6F74
 
     /// Every step, in order; the last one's version is the current schema version.
-    static let migrations: [SchemaMigration] = [version1, version2]
+    static let migrations: [SchemaMigration] = [version1, version2, version3]
 
     /// The current schema version.
     static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -79,6 +79,27 @@ enum StoreSchema {
             ALTER TABLE outbox ADD COLUMN refused_message TEXT;
             ALTER TABLE outbox ADD COLUMN refused_body BLOB;
             ALTER TABLE outbox ADD COLUMN refused_at REAL;
+            """
+    )
+
+    /// Running totals of the stored answers (how many, how many bytes), kept by triggers,
+    /// so that storing an answer checks its bounds by reading one row instead of counting
+    /// every answer.
+    static let version3 = SchemaMigration(
+        version: 3,
+        sql: """
+            CREATE TABLE answer_totals (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                count INTEGER NOT NULL,
+                bytes INTEGER NOT NULL
+            );
+            INSERT INTO answer_totals (id, count, bytes) SELECT 1, count(*), total(bytes) FROM answers;
+            CREATE TRIGGER answers_counted AFTER INSERT ON answers BEGIN
+                UPDATE answer_totals SET count = count + 1, bytes = bytes + new.bytes WHERE id = 1;
+            END;
+            CREATE TRIGGER answers_uncounted AFTER DELETE ON answers BEGIN
+                UPDATE answer_totals SET count = count - 1, bytes = bytes - old.bytes WHERE id = 1;
+            END;
             """
     )
 }

@@ -83,3 +83,14 @@ func offlineStoreError(_ body: () throws -> Void) -> OfflineStoreError? {
         return nil
     }
 }
+
+extension Result {
+    /// The value, or `nil` for a failure.
+    var value: Success? { try? get() }
+
+    /// The failure, or `nil` for a success.
+    var failure: Failure? {
+        guard case .failure(let error) = self else { return nil }
+        return error
+    }
+}

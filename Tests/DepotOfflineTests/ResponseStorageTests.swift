@@ -208,6 +208,25 @@ struct OfflineResponseStorageTests {
         #expect(try storage.response(for: key)?.storedAt == Date(timeIntervalSince1970: 1_750_000_000))
     }
 
+    @Test("the running totals the bounds read stay equal to counting the answers")
+    func totalsStayExact() throws {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let storage = OfflineResponseStorage(store: store, maxEntries: 5, maxBytes: 600)
+        for round in 0..<40 {
+            let body = Data(repeating: 65, count: 10 + round * 7 % 90)
+            try storage.store(
+                StoredResponse(BackendResponse(status: 200, body: body)),
+                for: StoredResponseKey(path: "/\(round % 9)"))
+            if round % 6 == 5 { try storage.removeResponse(for: StoredResponseKey(path: "/\(round % 4)")) }
+            #expect(try store.integer("SELECT count FROM answer_totals") == Int64(try storage.count()))
+            #expect(try store.integer("SELECT bytes FROM answer_totals") == Int64(try storage.totalBytes()))
+            #expect(try storage.count() <= 5 && storage.totalBytes() <= 600)
+        }
+        try store.removeAll()
+        #expect(try store.integer("SELECT count FROM answer_totals") == 0)
+    }
+
     @Test("the store's removeAll() empties the answers")
     func storeRemoveAll() throws {
         let folder = try TemporaryFolder()

@@ -94,6 +94,9 @@ struct SchemaMigrationTests {
         // Version 2's refusal columns exist and are empty for the queued write.
         #expect(try store.integer("SELECT count(*) FROM outbox WHERE refused_status IS NULL") == 1)
         #expect(try store.outbox.entries().map(\.idempotencyKey) == ["key-1"])
+        // Version 3's totals start from the answers the file had.
+        #expect(try store.integer("SELECT count FROM answer_totals") == 1)
+        #expect(try store.integer("SELECT bytes FROM answer_totals") == 2)
     }
 
     @Test("a version-1 file is upgraded through every version in place, its rows kept")

@@ -19,15 +19,15 @@ public enum AnswerSource: Sendable, Hashable {
 /// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
 /// ```
 ///
-/// With completion handlers, start the future inside `collect`; the receipt is complete
-/// when the completion runs:
+/// With completion handlers, start the future inside ``collectStarts(_:)``; the receipt
+/// is complete when the completion runs:
 ///
 /// ```swift
-/// receipt.collect { repository.findAll().start { result in render(result, receipt.source) } }
+/// receipt.collectStarts { repository.findAll().start { result in render(result, receipt.source) } }
 /// ```
 ///
 /// The receipt travels with the call as a task-local value (and, for futures started
-/// inside a synchronous `collect`, with the start itself), so calls made elsewhere at the
+/// inside ``collectStarts(_:)``, with the start itself), so calls made elsewhere at the
 /// same time do not write to it. Middleware that serves answers from storage reports them
 /// with ``record(_:)``; a middleware of your own reads ``current`` when a request starts.
 public final class AnswerReceipt: Sendable {
@@ -54,9 +54,9 @@ public final class AnswerReceipt: Sendable {
         try await Self.$active.withValue(self) { try await body() }
     }
 
-    /// Runs `body` (which starts futures) with this receipt collecting the sources of
-    /// their answers.
-    public func collect<T>(_ body: () throws -> T) rethrows -> T {
+    /// Runs `body`, which starts futures with completion handlers, with this receipt
+    /// collecting the sources of their answers (complete when each completion runs).
+    public func collectStarts<T>(_ body: () throws -> T) rethrows -> T {
         try Self.$active.withValue(self) { try body() }
     }
 

@@ -33,8 +33,9 @@ extension ServiceError: LocalizedError {
         case .decoding(let failure):
             return "Could not decode \(failure.type) at \(failure.codingPath): \(failure.description)"
         case .queued(let write):
-            return "The server could not be reached; \(write.method.rawValue) \(QueryString.withoutQuery(write.path)) "
-                + "is queued to be sent later (outbox entry \(write.id))."
+            let target = QueryString.withoutQuery(write.path)
+            return "The server could not be reached; \(write.method.rawValue) \(target) is queued to be sent "
+                + "later (outbox entry \(write.id))."
         }
     }
 }

@@ -100,6 +100,11 @@ public final class Outbox: Sendable {
         state = OutboxState(queuedCount: Int(queued))
     }
 
+    deinit {
+        // The store is released: end the streams of `events`, so their loops finish.
+        hub.finishAll()
+    }
+
     // MARK: - Listing and resolving
 
     /// Every entry, queued or kept, in the order a replay sends them (by
@@ -123,7 +128,8 @@ public final class Outbox: Sendable {
 
     /// A stream of what happens to entries from now on: each access returns a new stream, fed
     /// with every event after it was created, in the order the store changed; events wait in
-    /// the stream until read. Stop iterating (or cancel the task) to unsubscribe.
+    /// the stream until read. Stop iterating (or cancel the task) to unsubscribe; the stream
+    /// ends when the store is released.
     public var events: AsyncStream<OutboxEvent> {
         hub.subscribe()
     }
@@ -436,8 +442,9 @@ public final class Outbox: Sendable {
             queue.async { [self] in
                 do {
                     let entry = try enqueue(write)
-                    promise(.failure(.queued(entry.queuedWrite)))
+                    // Started before the caller hears of it: a replay it asks for joins this one.
                     replayInBackground()
+                    promise(.failure(.queued(entry.queuedWrite)))
                 } catch {
                     // The store cannot take it: better sent out of order than not at all.
                     let attempt = attempt(write, through: next, promise: promise)

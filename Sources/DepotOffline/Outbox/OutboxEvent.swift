@@ -66,6 +66,15 @@ final class OutboxEventHub: @unchecked Sendable {
         for continuation in current { continuation.yield(event) }
     }
 
+    /// Ends every subscriber's stream (the outbox is gone: no event can follow).
+    func finishAll() {
+        lock.lock()
+        let current = Array(subscribers.values)
+        subscribers = [:]
+        lock.unlock()
+        for continuation in current { continuation.finish() }
+    }
+
     private func unsubscribe(_ id: Int) {
         lock.lock()
         subscribers[id] = nil

@@ -135,7 +135,7 @@ final class SQLiteConnection {
         durable: Bool = true, _ body: () throws(OfflineStoreError) -> T
     ) throws(OfflineStoreError) -> T {
         if !durable { try execute("PRAGMA synchronous = NORMAL") }
-        defer { if !durable { _ = sqlite3_exec(handle, "PRAGMA synchronous = FULL", nil, nil, nil) } }
+        defer { if !durable { try? execute("PRAGMA synchronous = FULL") } }
         try execute("BEGIN IMMEDIATE")
         do {
             let value = try body()

@@ -1,0 +1,128 @@
+import Depot
+import Foundation
+import Testing
+
+@testable import DepotOffline
+
+/// A backend whose network can be cut: while ``isDown`` every request fails with
+/// `.cannotConnect` (nothing reaches the server); otherwise requests go to ``server``. Every
+/// request it is given is logged, down or not, so a test sees each attempt.
+final class SwitchableBackend: Backend, @unchecked Sendable {
+    let server: InMemoryBackend
+    private let lock = NSLock()
+    private var down = false
+    private var failure = ServiceError.cannotConnect
+    private var log: [BackendRequest] = []
+
+    init(server: InMemoryBackend = InMemoryBackend()) {
+        self.server = server
+    }
+
+    var isDown: Bool {
+        get { lock.withLock { down } }
+        set { lock.withLock { down = newValue } }
+    }
+
+    /// Makes every request fail with `error` before reaching the server; `nil`: the network
+    /// is back.
+    func fail(with error: ServiceError?) {
+        lock.withLock {
+            down = error != nil
+            failure = error ?? .cannotConnect
+        }
+    }
+
+    /// Every request given to the backend, failed ones included, in order.
+    var attempts: [BackendRequest] {
+        lock.withLock { log }
+    }
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        let failure: ServiceError? = lock.withLock {
+            log.append(request)
+            return down ? self.failure : nil
+        }
+        return failure.map { .failure($0) } ?? server.send(request)
+    }
+}
+
+/// A backend that always fails with `error`.
+struct FailingBackend: Backend {
+    let error: ServiceError
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        .failure(error)
+    }
+}
+
+/// A token source for `.bearer`: `token-1`, `token-2`, … one per call.
+final class TokenCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func next() -> String {
+        lock.withLock {
+            count += 1
+            return "token-\(count)"
+        }
+    }
+}
+
+/// A `POST todos` with a JSON body.
+func todoWrite(_ fields: String, headers: HTTPHeaders = [:]) -> BackendRequest {
+    var request = BackendRequest(
+        method: .post, path: "todos", headers: headers, body: Data("{\(fields)}".utf8))
+    request.headers["Content-Type"] = "application/json"
+    return request
+}
+
+/// The outbox entry a `.queued` failure names, or a recorded issue.
+func queuedWrite(
+    _ result: Result<BackendResponse, ServiceError>, sourceLocation: SourceLocation = #_sourceLocation
+) -> QueuedWrite? {
+    guard case .failure(.queued(let write)) = result else {
+        Issue.record("expected .queued, got \(result)", sourceLocation: sourceLocation)
+        return nil
+    }
+    return write
+}
+
+/// The titles of the records of `collection`, in order.
+func titles(in server: InMemoryBackend, _ collection: String = "todos") -> [String] {
+    server.records(in: collection).compactMap { $0["title"]?.stringValue }
+}
+
+/// The first `count` events of `stream`, waiting at most `seconds` (fewer when time runs out).
+func firstEvents(
+    _ count: Int, of stream: AsyncStream<OutboxEvent>, within seconds: Double = 10
+) async -> [OutboxEvent] {
+    await withTaskGroup(of: [OutboxEvent]?.self) { group in
+        group.addTask {
+            var events: [OutboxEvent] = []
+            for await event in stream {
+                events.append(event)
+                if events.count == count { break }
+            }
+            return events
+        }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first ?? []
+    }
+}
+
+extension OutboxEvent {
+    /// `queued`, `sent`, `kept` or `discarded`, with the entry's id: for comparing sequences.
+    var summary: String {
+        switch self {
+        case .queued(let entry): "queued \(entry.id)"
+        case .sent(let entry, _): "sent \(entry.id)"
+        case .kept(let entry, _): "kept \(entry.id)"
+        case .discarded(let entry): "discarded \(entry.id)"
+        }
+    }
+}
