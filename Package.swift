@@ -45,8 +45,20 @@ let package = Package(
             path: "Tests/Fuzz",
             exclude: ["Corpus", "README.md"]
         ),
+        // The child of the crash-safety test (not a product): queues writes in an OfflineStore until
+        // CrashSafetyTests kills it with SIGKILL; see Tests/CrashSafety/README.md.
+        .executableTarget(
+            name: "depot-offline-crash",
+            dependencies: ["Depot", "DepotOffline"],
+            path: "Tests/CrashSafety",
+            exclude: ["README.md"]
+        ),
         .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures"]),
-        .testTarget(name: "DepotOfflineTests", dependencies: ["DepotOffline", "Depot", "CSQLite"]),
+        .testTarget(
+            name: "DepotOfflineTests",
+            // The crash-safety test runs the child, so a test build builds it too.
+            dependencies: ["DepotOffline", "Depot", "CSQLite", "depot-offline-crash"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
