@@ -30,6 +30,12 @@ let package = Package(
             path: "Examples/JSONPlaceholder"
         ),
         .executableTarget(name: "AcmeFlix", dependencies: ["Depot"], path: "Examples/AcmeFlix"),
+        // Reads and writes that survive the network: `swift run OfflineDemo`.
+        .executableTarget(
+            name: "OfflineDemo",
+            dependencies: ["Depot", "DepotOffline", "DepotFixtures"],
+            path: "Examples/OfflineDemo"
+        ),
         // Depot next to the code a user would write by hand: `swift run -c release depot-benchmarks`
         // (`bash scripts/bench` for the network cases).
         .executableTarget(
