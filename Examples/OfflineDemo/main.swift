@@ -84,9 +84,10 @@ for title in ["Written on the train", "Written in a tunnel"] {
 }
 
 print("\n== 5. The network is back: replaying the outbox")
-network.isOn = true
+// Counted and subscribed before the network returns, so no event comes before the listener.
 let events = store.outbox.events
 let pending = try store.outbox.entries().filter(\.isQueued).count
+network.isOn = true
 let listener = Task {
     var reported = 0
     guard pending > 0 else { return }

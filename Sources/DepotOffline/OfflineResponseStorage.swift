@@ -93,12 +93,17 @@ public final class OfflineResponseStorage: ResponseStorage {
 
     /// Stores each of `answers` as ``store(_:for:)`` does, in one transaction, evicting
     /// once at the end: the writer of `.offline(store)` stores bursts of reads this way.
+    ///
+    /// - Parameter discarded: checked once the store's lock is held; when it says so,
+    ///   nothing is stored (the answers were discarded meanwhile).
     @discardableResult
-    func store(_ answers: [(response: StoredResponse, key: StoredResponseKey)]) throws(OfflineStoreError)
-        -> Int
-    {
+    func store(
+        _ answers: [(response: StoredResponse, key: StoredResponseKey)],
+        unless discarded: () -> Bool = { false }
+    ) throws(OfflineStoreError) -> Int {
         try store.database.withConnection { connection throws(OfflineStoreError) in
-            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
+            guard !discarded() else { return 0 }
+            return try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
                 for (response, key) in answers { try insert(response, for: key, into: connection) }
                 return try evict(connection)
             }
@@ -156,7 +161,8 @@ public final class OfflineResponseStorage: ResponseStorage {
     /// Removes the response stored for `key`; returns whether there was one.
     @discardableResult
     public func removeResponse(for key: StoredResponseKey) throws(OfflineStoreError) -> Bool {
-        try store.database.withConnection { connection throws(OfflineStoreError) in
+        store.answerWriter.discard(key)
+        return try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Bool in
                 try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", Self.values(of: key))
                 return connection.changes > 0
@@ -167,6 +173,7 @@ public final class OfflineResponseStorage: ResponseStorage {
     /// Removes every stored answer (the outbox is left alone; ``OfflineStore/removeAll()``
     /// empties both), synced to disk before it returns.
     public func removeAllResponses() throws(OfflineStoreError) {
+        store.answerWriter.discardAll()
         try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute("DELETE FROM answers")

@@ -55,7 +55,10 @@ public final class OfflineStore: Sendable {
 
     /// Opens the store at `url` with the schema `migrations` describe (tests pass older or
     /// newer lists to exercise upgrades).
-    init(at url: URL, migrations: [SchemaMigration]) throws(OfflineStoreError) {
+    /// (`answerDelay`: how long stored answers wait to be written together; tests lengthen it.)
+    init(
+        at url: URL, migrations: [SchemaMigration], answerDelay: DispatchTimeInterval = AnswerWriter.delay
+    ) throws(OfflineStoreError) {
         self.url = url
         let path = url.path(percentEncoded: false)
         guard url.isFileURL else {
@@ -82,7 +85,7 @@ public final class OfflineStore: Sendable {
         #endif
         database = SQLiteDatabase(connection)
         outbox = try Outbox(database: database)
-        answerWriter = AnswerWriter(queue: answerQueue)
+        answerWriter = AnswerWriter(queue: answerQueue, delay: answerDelay)
     }
 
     /// Checks that the file is a store (or empty), then sets the connection up and migrates.
@@ -181,6 +184,8 @@ public final class OfflineStore: Sendable {
     /// Queued writes not yet sent are dropped with the rest, without ``OutboxEvent``s: replay
     /// them first when they should reach the server.
     public func removeAll() throws(OfflineStoreError) {
+        // Answers waiting in memory, and those of reads still in flight, go too.
+        answerWriter.discardAll()
         try database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute("DELETE FROM answers")

@@ -57,8 +57,14 @@ struct OfflineReadTests {
         #expect(raw.headers["Age"].flatMap { Int($0) } ?? -1 >= 0)
     }
 
+    /// A store whose answers wait a long time to be written, so a test sees them waiting.
+    private func slowStore() throws -> OfflineStore {
+        try OfflineStore(
+            at: folder.file("depot.sqlite"), migrations: StoreSchema.migrations, answerDelay: .seconds(60))
+    }
+
     @Test func anAnswerNotYetWrittenIsServedAtOnce() async throws {
-        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         let online = try await members.findByID(1).value
 
@@ -67,12 +73,13 @@ struct OfflineReadTests {
         let offline = try await members.findByID(1).value
 
         #expect(offline == online)
+        #expect(try store.integer("SELECT count(*) FROM answers") == 0)
         store.flush()
         #expect(try store.integer("SELECT count(*) FROM answers") == 1)
     }
 
     @Test func aBurstOfReadsIsWrittenTogether() async throws {
-        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         for round in 0..<20 { _ = try await members.findByID(1 + round % 2).value }
 
@@ -82,6 +89,80 @@ struct OfflineReadTests {
         // written as one batch, each key is written once, with the latest answer.
         #expect(try store.integer("SELECT count(*) FROM answers") == 2)
         #expect(try store.integer("SELECT max(last_used) FROM answers") == 2)
+    }
+
+    @Test func signingOutForgetsAnswersWaitingToBeWritten() async throws {
+        let store = try slowStore()
+        let members = MemberRepository(backend: network.with(.offline(store)))
+        _ = try await members.findByID(1).value
+
+        try store.removeAll()
+        store.flush()
+        network.fail(with: .cannotConnect)
+
+        #expect(await members.findByID(1).result.failure == .cannotConnect)
+        #expect(try store.integer("SELECT count(*) FROM answers") == 0)
+    }
+
+    @Test func anAnswerArrivingAfterSignOutIsNotKept() async throws {
+        let store = try slowStore()
+        let gate = Gate()
+        server.route(.get, "slow") { _ throws(ServiceError) in
+            gate.wait()
+            return BackendResponse(status: 200, body: Data("{}".utf8))
+        }
+        let backend = network.with(.offline(store))
+        async let answer = backend.send(BackendRequest(path: "slow")).result
+        #expect(await gate.arrived())
+
+        try store.removeAll()
+        gate.open()
+        _ = await answer
+        store.flush()
+
+        #expect(try store.integer("SELECT count(*) FROM answers") == 0)
+    }
+
+    @Test(arguments: [
+        "=", "max-age=5,=", " , ,=", "max-age=\"9\", stale-if-error=-5", "max-age=99999999999999999999",
+    ])
+    func anyCacheControlIsReadWithoutTrapping(value: String) async throws {
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        server.route(.get, "odd") { _ throws(ServiceError) in
+            BackendResponse(
+                status: 200, headers: ["Cache-Control": value, "Age": "-50"], body: Data("{}".utf8))
+        }
+        let backend = network.with(.offline(store))
+        _ = try await backend.send(BackendRequest(path: "odd", headers: ["Cache-Control": value])).value
+        network.fail(with: .cannotConnect)
+
+        let served = try await backend.send(BackendRequest(path: "odd")).value
+
+        #expect(served.headers["Age"] == "0")
+    }
+
+    @Test func aWriteThePolicyExcludesIsNeverQueued() async throws {
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let policy = OfflinePolicy(queuesWrite: { !$0.path.hasPrefix("auth/") })
+        let backend = network.with(.offline(store, policy: policy))
+        network.fail(with: .cannotConnect)
+
+        let login = await backend.send(
+            BackendRequest(method: .post, path: "auth/login", body: Data(#"{"password": "hunter2"}"#.utf8))
+        ).result
+
+        #expect(login.failure == .cannotConnect)
+        #expect(try store.outbox.entries().isEmpty)
+    }
+
+    @Test func aTooManyRequestsAnswerIsNotReplacedEvenWhenServerErrorsAre() async throws {
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let lenient = network.with(
+            .offline(store, policy: OfflinePolicy(servesStoredAnswersOnServerError: true)))
+        _ = try await lenient.send(BackendRequest(path: "members/1")).value
+        server.failNext(1, status: 429)
+
+        #expect(await lenient.send(BackendRequest(path: "members/1")).result.failure?.statusCode == 429)
     }
 
     @Test func anAnswerFromTheNetworkSaysSo() async throws {
@@ -233,4 +314,28 @@ final class Account: @unchecked Sendable {
         get { lock.withLock { value } }
         set { lock.withLock { value = newValue } }
     }
+}
+
+/// Holds a route's answer until the test opens it.
+final class Gate: @unchecked Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    /// Called by the route: says it arrived, then waits (at most 30 s) to be let through.
+    func wait() {
+        entered.signal()
+        _ = released.wait(timeout: .now() + 30)
+    }
+
+    /// Whether the route arrived within 30 s.
+    func arrived() async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.entered.wait(timeout: .now() + 30) == .success)
+            }
+        }
+    }
+
+    /// Lets the route answer.
+    func open() { released.signal() }
 }

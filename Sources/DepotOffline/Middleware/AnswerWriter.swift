@@ -9,7 +9,8 @@ import Foundation
 /// reads instead of one each (each commit rewrites the table's and its indexes' pages).
 /// Until it is written, a look-up finds it in memory. An answer received less than
 /// ``delay`` before the app is killed may be lost; stored answers are copies, and the next
-/// read stores it again.
+/// read stores it again. ``discardAll()`` (sign-out) drops what waits and the answers of
+/// requests still in flight.
 final class AnswerWriter: @unchecked Sendable {
     /// How long an answer waits for others to be written with.
     static let delay: DispatchTimeInterval = .milliseconds(100)
@@ -20,6 +21,8 @@ final class AnswerWriter: @unchecked Sendable {
         var answers: [StoredResponseKey: (response: StoredResponse, storage: OfflineResponseStorage)] = [:]
         var order: [StoredResponseKey] = []
         var scheduled = false
+        /// Counts ``discardAll()`` calls: an answer to a request started before one is dropped.
+        var generation = 0
     }
 
     private let queue: DispatchQueue
@@ -27,25 +30,54 @@ final class AnswerWriter: @unchecked Sendable {
     private let lock = NSLock()
     private var state = Waiting()
 
-    /// A writer that works on `queue`, the queue look-ups of the database also go through.
-    init(queue: DispatchQueue) {
+    private let delay: DispatchTimeInterval
+
+    /// A writer that writes on `queue`, `delay` after the first answer of a batch.
+    init(queue: DispatchQueue, delay: DispatchTimeInterval = AnswerWriter.delay) {
         self.queue = queue
+        self.delay = delay
     }
 
-    /// Keeps `response` for `key` in `storage`, soon.
-    func keep(_ response: StoredResponse, for key: StoredResponseKey, in storage: OfflineResponseStorage) {
-        let (schedule, now) = withState { state -> (Bool, Bool) in
+    /// The current generation: read it when a request starts and pass it to ``keep(_:for:in:generation:)``.
+    var generation: Int {
+        withState { $0.generation }
+    }
+
+    /// Keeps `response` for `key` in `storage`, soon; unless everything was discarded since
+    /// `generation` was read (a sign-out while the request was in flight).
+    func keep(
+        _ response: StoredResponse, for key: StoredResponseKey, in storage: OfflineResponseStorage,
+        generation: Int
+    ) {
+        let (schedule, full) = withState { state -> (Bool, Bool) in
+            guard state.generation == generation else { return (false, false) }
             if state.answers.updateValue((response, storage), forKey: key) == nil { state.order.append(key) }
             let full = state.order.count >= Self.batchLimit
-            guard !state.scheduled else { return (false, false) }
+            let schedule = !state.scheduled
             state.scheduled = true
-            return (true, full)
+            return (schedule, full)
         }
-        guard schedule else { return }
-        if now {
+        if full {
             queue.async { self.write() }
-        } else {
-            queue.asyncAfter(deadline: .now() + Self.delay) { self.write() }
+        } else if schedule {
+            queue.asyncAfter(deadline: .now() + delay) { self.write() }
+        }
+    }
+
+    /// Forgets every answer waiting to be written, and the answers of requests in flight
+    /// (``OfflineStore/removeAll()``, `removeAllResponses()`).
+    func discardAll() {
+        withState { state in
+            state.answers.removeAll()
+            state.order.removeAll()
+            state.generation += 1
+        }
+    }
+
+    /// Forgets the answer waiting for `key`, if any.
+    func discard(_ key: StoredResponseKey) {
+        withState { state in
+            if state.answers.removeValue(forKey: key) != nil { state.order.removeAll { $0 == key } }
         }
     }
 
@@ -56,9 +88,12 @@ final class AnswerWriter: @unchecked Sendable {
 
     /// Writes every waiting answer now; call on the writer's queue.
     func write() {
-        let batch = withState { state in
+        let (batch, generation) = withState { state in
             state.scheduled = false
-            return state.order.compactMap { key in state.answers[key].map { (key, $0.response, $0.storage) } }
+            let batch = state.order.compactMap { key in
+                state.answers[key].map { (key, $0.response, $0.storage) }
+            }
+            return (batch, state.generation)
         }
         guard !batch.isEmpty else { return }
         // Grouped by storage (one, unless several middlewares share the store), in order.
@@ -67,7 +102,10 @@ final class AnswerWriter: @unchecked Sendable {
         for (key, response, storage) in batch {
             storages[ObjectIdentifier(storage), default: (storage, [])].1.append((response, key))
         }
-        for (storage, items) in storages.values { _ = try? storage.store(items) }
+        for (storage, items) in storages.values {
+            // Checked under the storage's own lock: a discard that came meanwhile wins.
+            _ = try? storage.store(items, unless: { self.generation != generation })
+        }
         // Forgotten only once written, so a look-up in between still finds them in memory.
         withState { state in
             for (key, response, _) in batch where state.answers[key]?.response == response {

@@ -37,7 +37,17 @@ import Foundation
 /// together, in one transaction on a serial queue, and a look-up finds an answer not yet
 /// written in memory, so storing never delays an answer and a look-up always sees what was
 /// stored before it. (An answer received less than that before the app is killed may not
-/// have been written; the next read stores it again.)
+/// have been written; the next read stores it again. Call ``OfflineStore/flush()`` when the
+/// app moves to the background.)
+///
+/// **Where the receipt is read.** The receipt is the one current where the request
+/// *starts*: a request started from a completion handler (the second step of a `flatMap`,
+/// a retry placed in front of this middleware) reports to none. Keep `.offline(store)`
+/// first, and collect the call you await.
+///
+/// **Requests never queued.** A write ``OfflinePolicy/queuesWrite`` excludes (a sign-in,
+/// a token refresh: anything whose body carries a secret) passes through and fails as the
+/// network failed; it is never written to the file.
 ///
 /// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
 /// there.
@@ -47,7 +57,6 @@ public struct OfflineMiddleware: Middleware {
     /// What is kept and when it is served.
     public let policy: OfflinePolicy
     private let answers: OfflineResponseStorage
-    private let queue: DispatchQueue
 
     /// A middleware that keeps answers and queued writes in `store`.
     public init(store: OfflineStore, policy: OfflinePolicy = OfflinePolicy()) {
@@ -55,7 +64,6 @@ public struct OfflineMiddleware: Middleware {
         self.policy = policy
         self.answers = OfflineResponseStorage(
             store: store, maxEntries: policy.maxEntries, maxBytes: policy.maxBytes)
-        self.queue = store.answerQueue
     }
 
     /// Stores and serves `GET` answers, queues writes that cannot be sent, and passes
@@ -69,7 +77,9 @@ public struct OfflineMiddleware: Middleware {
         let next = store.outbox.relay(next)
         switch request.method {
         case .get: return read(request, next: next)
-        case .post, .put, .patch, .delete: return store.outbox.send(request, through: next)
+        case .post, .put, .patch, .delete:
+            guard policy.queuesWrite(request) else { return next(request) }
+            return store.outbox.send(request, through: next)
         default: return next(request)
         }
     }
@@ -80,7 +90,6 @@ public struct OfflineMiddleware: Middleware {
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
         let answers = answers
-        let queue = queue
         let writer = store.answerWriter
         let policy = policy
         return Future { promise in
@@ -88,33 +97,34 @@ public struct OfflineMiddleware: Middleware {
                 method: .get, path: request.path, query: request.query, account: policy.account())
             // Read where the call started: the caller's receipt, if it collects one.
             let receipt = AnswerReceipt.current
+            // Answers of requests started before a `removeAll()` are not kept after it.
+            let generation = writer.generation
             return next(request).start { result in
                 switch result {
                 case .success(let response):
                     receipt?.record(.network)
-                    promise(.success(response))
+                    // Kept before the caller hears of it, so a read the caller makes next
+                    // finds it, written or not.
                     if let kept = StoredAnswer.keepable(response, for: request) {
-                        writer.keep(StoredResponse(kept), for: key, in: answers)
+                        writer.keep(StoredResponse(kept), for: key, in: answers, generation: generation)
                     }
+                    promise(.success(response))
                 case .failure(let error):
                     guard StoredAnswer.mayReplace(error, policy: policy) else {
                         promise(.failure(error))
                         return
                     }
-                    // An answer not yet written is found in memory; the others on the queue
-                    // that writes them, so a look-up sees every write before it.
-                    let waiting = writer.waitingAnswer(for: key)
-                    queue.async {
-                        let now = Date()
-                        guard let stored = waiting ?? (try? answers.response(for: key)),
-                            StoredAnswer.serves(stored, instead: error, policy: policy, now: now)
-                        else {
-                            promise(.failure(error))
-                            return
-                        }
-                        receipt?.record(.stored(savedAt: stored.storedAt))
-                        promise(.success(StoredAnswer.served(stored, now: now)))
+                    // An answer waiting to be written is found in memory; one that left memory
+                    // is already committed. Either way on this thread, not the writer's queue.
+                    let now = Date()
+                    guard let stored = writer.waitingAnswer(for: key) ?? (try? answers.response(for: key)),
+                        StoredAnswer.serves(stored, instead: error, policy: policy, now: now)
+                    else {
+                        promise(.failure(error))
+                        return
                     }
+                    receipt?.record(.stored(savedAt: stored.storedAt))
+                    promise(.success(StoredAnswer.served(stored, now: now)))
                 }
             }
         }

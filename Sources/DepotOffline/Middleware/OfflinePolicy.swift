@@ -14,24 +14,32 @@ public struct OfflinePolicy: Sendable {
     /// The most stored answers kept.
     public var maxEntries: Int
     /// Whether a `5xx` answer to a `GET` is replaced by the stored answer, as a failure to
-    /// connect is. Without it, only an answer whose `Cache-Control` carried
+    /// connect is (a `429` never is: it is the server's answer to this client). Without it, only an answer whose `Cache-Control` carried
     /// `stale-if-error` (RFC 5861) is served on a `5xx`, within the seconds it allows.
     public var servesStoredAnswersOnServerError: Bool
     /// Whose answers are being stored and served: an identifier the app chooses (a user
     /// id, say), never a credential. Answers stored for one account are never served to
     /// another; `""` for an app without accounts.
     public var account: @Sendable () -> String
+    /// Whether a write that cannot reach the server is queued in the outbox (`true` by
+    /// default). Return `false` for writes whose body carries a secret — a sign-in, a token
+    /// refresh, a password change — so that it is never written to the file: such a request
+    /// passes through and fails as the network failed.
+    public var queuesWrite: @Sendable (BackendRequest) -> Bool
 
-    /// A policy; the defaults keep up to 50 MiB in 10,000 answers for one account.
+    /// A policy; the defaults keep up to 50 MiB in 10,000 answers for one account and queue
+    /// every write.
     public init(
         maxBytes: Int = 50 << 20,
         maxEntries: Int = 10_000,
         servesStoredAnswersOnServerError: Bool = false,
-        account: @escaping @Sendable () -> String = { "" }
+        account: @escaping @Sendable () -> String = { "" },
+        queuesWrite: @escaping @Sendable (BackendRequest) -> Bool = { _ in true }
     ) {
         self.maxBytes = maxBytes
         self.maxEntries = maxEntries
         self.servesStoredAnswersOnServerError = servesStoredAnswersOnServerError
         self.account = account
+        self.queuesWrite = queuesWrite
     }
 }

@@ -40,10 +40,11 @@ enum StoredAnswer {
         switch error {
         case .cannotConnect, .noConnection, .timedOut: return true
         case .serverError, .serviceUnavailable:
+            guard (error.statusCode ?? 0) >= 500 else { return false }
             if policy.servesStoredAnswersOnServerError { return true }
             let control = CacheControl(stored.response.headers)
             guard let allowance = control.staleIfError else { return false }
-            let age = now.timeIntervalSince(stored.storedAt)
+            let age = Double(storedAge(stored.response)) + now.timeIntervalSince(stored.storedAt)
             return age <= Double(control.maxAge ?? 0) + Double(allowance)
         default: return false
         }
@@ -53,11 +54,19 @@ enum StoredAnswer {
     /// the seconds since it was stored, plus the age it already had.
     static func served(_ stored: StoredResponse, now: Date) -> BackendResponse {
         var response = stored.response
-        let earlier = response.headers["Age"].flatMap { Int($0) } ?? 0
-        let elapsed = max(0, now.timeIntervalSince(stored.storedAt))
-        let age = earlier.addingReportingOverflow(Int(min(elapsed, Double(Int32.max)))).partialValue
-        response.headers["Age"] = String(max(0, age))
+        let elapsed = Int(min(max(0, now.timeIntervalSince(stored.storedAt)), Double(Int32.max)))
+        let (age, overflow) = storedAge(response).addingReportingOverflow(elapsed)
+        response.headers["Age"] = String(overflow ? Int.max : age)
         return response
+    }
+
+    /// The `Age` a response had when it was stored: RFC 9111 delta-seconds, 0 when absent
+    /// or not a non-negative number.
+    static func storedAge(_ response: BackendResponse) -> Int {
+        guard let text = response.headers["Age"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+            text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return 0 }
+        return Int(text) ?? Int.max
     }
 }
 
@@ -67,18 +76,26 @@ struct CacheControl {
     var maxAge: Int?
     var staleIfError: Int?
 
+    /// RFC 9111 §1.2.2 delta-seconds (digits, perhaps quoted), saturating at 2³¹; `nil` for
+    /// anything else, which leaves the directive unread.
+    static func deltaSeconds(_ text: Substring) -> Int? {
+        let digits = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t\""))
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return min(Int(digits.prefix(12)) ?? Int(Int32.max) + 1, Int(Int32.max) + 1)
+    }
+
     init(_ headers: HTTPHeaders) {
         for value in headers.values(for: "Cache-Control") {
             for directive in value.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1)
-                let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
-                let argument =
-                    parts.count > 1
-                    ? Int(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: " \t\""))) : nil
+                let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let first = parts.first else { continue }
+                let name = first.trimmingCharacters(in: .whitespaces).lowercased()
+                let argument = parts.count > 1 ? Self.deltaSeconds(parts[1]) : nil
                 switch name {
                 case "no-store": noStore = true
-                case "max-age": maxAge = argument.map { max(0, $0) }
-                case "stale-if-error": staleIfError = argument.map { max(0, $0) }
+                case "max-age": maxAge = argument ?? maxAge
+                case "stale-if-error": staleIfError = argument ?? staleIfError
                 default: break
                 }
             }

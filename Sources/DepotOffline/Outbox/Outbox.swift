@@ -21,7 +21,10 @@ import Foundation
 /// ```
 ///
 /// **Every write carries an `Idempotency-Key`** (draft-ietf-httpapi-idempotency-key-header)
-/// from its first attempt: a new UUID unless the request already has one. The same key goes
+/// from its first attempt: a new UUID unless the request already has one. The key is chosen
+/// when the write's future is made, so starting that same future again sends the same key
+/// (a server that honours keys takes it for the same write); make a new future for a new
+/// write. The same key goes
 /// with every replay, so a server that honours the header applies the write once even when an
 /// earlier attempt reached it and only the answer was lost. Since the key makes sending it
 /// again safe, the request is also marked ``Depot/BackendRequest/isRetryable`` for a retry
@@ -53,7 +56,9 @@ import Foundation
 /// its own stored key. Outcomes, reported on ``events``:
 /// - a 2xx: the entry is removed from the store, ``OutboxEvent/sent(_:_:)``;
 /// - a failure before any answer, a 5xx, a 503 or a 429: the replay stops and the entries
-///   stay queued, in order, for a later replay;
+///   stay queued, in order, for a later replay (so a write the server keeps answering with a
+///   5xx holds back those behind it: ``entries()`` shows it, and ``discard(_:)`` lets the
+///   rest go);
 /// - a refusal (409, 412, any other 4xx) or a request that cannot be sent: the entry is
 ///   **kept** (state ``OutboxEntry/State/kept(_:)``, with the status and the server's
 ///   message), ``OutboxEvent/kept(_:_:)``, and **the replay goes on with the entries behind
