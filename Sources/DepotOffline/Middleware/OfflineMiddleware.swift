@@ -49,6 +49,10 @@ import Foundation
 /// a token refresh: anything whose body carries a secret) passes through and fails as the
 /// network failed; it is never written to the file.
 ///
+/// **One store per API.** Answers are kept by path, query and account, not by host: give
+/// each API (each base URL) a store of its own, and queued writes are replayed through the
+/// backend they were made on.
+///
 /// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
 /// there.
 public struct OfflineMiddleware: Middleware {
