@@ -94,17 +94,18 @@ public final class OfflineResponseStorage: ResponseStorage {
     /// Stores each of `answers` as ``store(_:for:)`` does, in one transaction, evicting
     /// once at the end: the writer of `.offline(store)` stores bursts of reads this way.
     ///
-    /// - Parameter discarded: checked once the store's lock is held; when it says so,
-    ///   nothing is stored (the answers were discarded meanwhile).
+    /// - Parameter keeping: asked for each answer once the store's lock is held; an answer
+    ///   it refuses (discarded or replaced meanwhile) is not stored.
     @discardableResult
     func store(
         _ answers: [(response: StoredResponse, key: StoredResponseKey)],
-        unless discarded: () -> Bool = { false }
+        keeping: (StoredResponseKey, StoredResponse) -> Bool = { _, _ in true }
     ) throws(OfflineStoreError) -> Int {
         try store.database.withConnection { connection throws(OfflineStoreError) in
-            guard !discarded() else { return 0 }
+            let kept = answers.filter { keeping($0.key, $0.response) }
+            guard !kept.isEmpty else { return 0 }
             return try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
-                for (response, key) in answers { try insert(response, for: key, into: connection) }
+                for (response, key) in kept { try insert(response, for: key, into: connection) }
                 return try evict(connection)
             }
         }
@@ -161,13 +162,14 @@ public final class OfflineResponseStorage: ResponseStorage {
     /// Removes the response stored for `key`; returns whether there was one.
     @discardableResult
     public func removeResponse(for key: StoredResponseKey) throws(OfflineStoreError) -> Bool {
-        store.answerWriter.discard(key)
-        return try store.database.withConnection { connection throws(OfflineStoreError) in
+        let waited = store.answerWriter.discard(key)
+        let stored = try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Bool in
                 try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", Self.values(of: key))
                 return connection.changes > 0
             }
         }
+        return waited || stored
     }
 
     /// Removes every stored answer (the outbox is left alone; ``OfflineStore/removeAll()``

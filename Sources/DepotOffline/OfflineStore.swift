@@ -35,8 +35,8 @@ public final class OfflineStore: Sendable {
     let database: SQLiteDatabase
     /// The writes waiting to be sent: see ``Outbox``.
     public let outbox: Outbox
-    /// The serial queue stored answers are written and looked up on, off their callers'
-    /// paths (see ``OfflineMiddleware``).
+    /// The serial queue stored answers are written on, off their callers' paths (see
+    /// ``AnswerWriter``).
     let answerQueue = DispatchQueue(label: "depot.offline.answers")
     /// Writes stored answers in batches on ``answerQueue``.
     let answerWriter: AnswerWriter

@@ -23,6 +23,8 @@ final class AnswerWriter: @unchecked Sendable {
         var scheduled = false
         /// Counts ``discardAll()`` calls: an answer to a request started before one is dropped.
         var generation = 0
+        /// Whether a write of a full batch is on its way.
+        var urgent = false
     }
 
     private let queue: DispatchQueue
@@ -49,17 +51,19 @@ final class AnswerWriter: @unchecked Sendable {
         _ response: StoredResponse, for key: StoredResponseKey, in storage: OfflineResponseStorage,
         generation: Int
     ) {
-        let (schedule, full) = withState { state -> (Bool, Bool) in
+        let (later, now) = withState { state -> (Bool, Bool) in
             guard state.generation == generation else { return (false, false) }
             if state.answers.updateValue((response, storage), forKey: key) == nil { state.order.append(key) }
-            let full = state.order.count >= Self.batchLimit
-            let schedule = !state.scheduled
+            let later = !state.scheduled
             state.scheduled = true
-            return (schedule, full)
+            // A full batch is written at once, by one write however many more arrive.
+            let now = state.order.count >= Self.batchLimit && !state.urgent
+            if now { state.urgent = true }
+            return (later, now)
         }
-        if full {
+        if now {
             queue.async { self.write() }
-        } else if schedule {
+        } else if later {
             queue.asyncAfter(deadline: .now() + delay) { self.write() }
         }
     }
@@ -74,10 +78,13 @@ final class AnswerWriter: @unchecked Sendable {
         }
     }
 
-    /// Forgets the answer waiting for `key`, if any.
-    func discard(_ key: StoredResponseKey) {
+    /// Forgets the answer waiting for `key`; returns whether there was one.
+    @discardableResult
+    func discard(_ key: StoredResponseKey) -> Bool {
         withState { state in
-            if state.answers.removeValue(forKey: key) != nil { state.order.removeAll { $0 == key } }
+            guard state.answers.removeValue(forKey: key) != nil else { return false }
+            state.order.removeAll { $0 == key }
+            return true
         }
     }
 
@@ -86,15 +93,20 @@ final class AnswerWriter: @unchecked Sendable {
         withState { $0.answers[key]?.response }
     }
 
-    /// Writes every waiting answer now; call on the writer's queue.
+    /// Writes the waiting answers, at most ``batchLimit`` in one transaction (a write of the
+    /// rest follows at once); call on the writer's queue.
     func write() {
-        let (batch, generation) = withState { state in
+        let (batch, more) = withState { state in
             state.scheduled = false
-            let batch = state.order.compactMap { key in
+            state.urgent = false
+            let batch = state.order.prefix(Self.batchLimit).compactMap { key in
                 state.answers[key].map { (key, $0.response, $0.storage) }
             }
-            return (batch, state.generation)
+            let more = state.order.count > Self.batchLimit
+            if more { state.scheduled = true }
+            return (batch, more)
         }
+        if more { queue.async { self.write() } }
         guard !batch.isEmpty else { return }
         // Grouped by storage (one, unless several middlewares share the store), in order.
         var storages: [ObjectIdentifier: (OfflineResponseStorage, [(StoredResponse, StoredResponseKey)])] =
@@ -103,8 +115,11 @@ final class AnswerWriter: @unchecked Sendable {
             storages[ObjectIdentifier(storage), default: (storage, [])].1.append((response, key))
         }
         for (storage, items) in storages.values {
-            // Checked under the storage's own lock: a discard that came meanwhile wins.
-            _ = try? storage.store(items, unless: { self.generation != generation })
+            // Checked under the storage's own lock, answer by answer: one discarded meanwhile
+            // (sign-out, `removeResponse`) or replaced by a newer one is not written.
+            _ = try? storage.store(items) { key, response in
+                self.withState { $0.answers[key]?.response == response }
+            }
         }
         // Forgotten only once written, so a look-up in between still finds them in memory.
         withState { state in

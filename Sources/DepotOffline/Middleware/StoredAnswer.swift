@@ -25,7 +25,7 @@ enum StoredAnswer {
     static func mayReplace(_ error: ServiceError, policy: OfflinePolicy) -> Bool {
         switch error {
         case .cannotConnect, .noConnection, .timedOut: return true
-        case .serverError, .serviceUnavailable: return true
+        case .serverError, .serviceUnavailable: return (error.statusCode ?? 0) >= 500
         default: return false
         }
     }
@@ -54,9 +54,9 @@ enum StoredAnswer {
     /// the seconds since it was stored, plus the age it already had.
     static func served(_ stored: StoredResponse, now: Date) -> BackendResponse {
         var response = stored.response
-        let elapsed = Int(min(max(0, now.timeIntervalSince(stored.storedAt)), Double(Int32.max)))
-        let (age, overflow) = storedAge(response).addingReportingOverflow(elapsed)
-        response.headers["Age"] = String(overflow ? Int.max : age)
+        let elapsed = Int64(min(max(0, now.timeIntervalSince(stored.storedAt)), Double(Int32.max)))
+        let age = min(Int64(storedAge(response)) + elapsed, Int64(Int32.max))
+        response.headers["Age"] = String(age)
         return response
     }
 
@@ -66,7 +66,7 @@ enum StoredAnswer {
         guard let text = response.headers["Age"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
             text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { return 0 }
-        return Int(text) ?? Int.max
+        return CacheControl.saturated(text)
     }
 }
 
@@ -76,13 +76,24 @@ struct CacheControl {
     var maxAge: Int?
     var staleIfError: Int?
 
-    /// RFC 9111 §1.2.2 delta-seconds (digits, perhaps quoted), saturating at 2³¹; `nil` for
-    /// anything else, which leaves the directive unread.
+    /// RFC 9111 §1.2.2 delta-seconds (digits, perhaps quoted), saturating at `Int32.max`;
+    /// `nil` for anything else, which leaves the directive unread.
     static func deltaSeconds(_ text: Substring) -> Int? {
         let digits = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t\""))
         guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { return nil }
-        return min(Int(digits.prefix(12)) ?? Int(Int32.max) + 1, Int(Int32.max) + 1)
+        return saturated(digits)
+    }
+
+    /// A string of ASCII digits as a number, saturating at `Int32.max` (on every platform,
+    /// 32-bit ones included).
+    static func saturated(_ digits: String) -> Int {
+        let significant = digits.drop { $0 == "0" }
+        guard significant.count <= 10, let value = Int64(significant.isEmpty ? "0" : String(significant))
+        else {
+            return Int(Int32.max)
+        }
+        return Int(min(value, Int64(Int32.max)))
     }
 
     init(_ headers: HTTPHeaders) {
