@@ -91,6 +91,21 @@ struct OfflineReadTests {
         #expect(try store.integer("SELECT max(last_used) FROM answers") == 2)
     }
 
+    @Test func flushWritesEveryWaitingAnswerPastOneBatch() async throws {
+        let store = try slowStore()
+        let backend = network.with(.offline(store))
+        server.route(.get, "item/:id") { _ throws(ServiceError) in
+            BackendResponse(status: 200, body: Data("{}".utf8))
+        }
+        for id in 0..<(AnswerWriter.batchLimit + 44) {
+            _ = try await backend.send(BackendRequest(path: "item/\(id)")).value
+        }
+
+        store.flush()
+
+        #expect(try store.integer("SELECT count(*) FROM answers") == Int64(AnswerWriter.batchLimit + 44))
+    }
+
     @Test func signingOutForgetsAnswersWaitingToBeWritten() async throws {
         let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))

@@ -94,8 +94,9 @@ final class AnswerWriter: @unchecked Sendable {
     }
 
     /// Writes the waiting answers, at most ``batchLimit`` in one transaction (a write of the
-    /// rest follows at once); call on the writer's queue.
-    func write() {
+    /// rest follows at once); call on the writer's queue. Returns whether more are waiting.
+    @discardableResult
+    func write() -> Bool {
         let (batch, more) = withState { state in
             state.scheduled = false
             state.urgent = false
@@ -107,7 +108,7 @@ final class AnswerWriter: @unchecked Sendable {
             return (batch, more)
         }
         if more { queue.async { self.write() } }
-        guard !batch.isEmpty else { return }
+        guard !batch.isEmpty else { return more }
         // Grouped by storage (one, unless several middlewares share the store), in order.
         var storages: [ObjectIdentifier: (OfflineResponseStorage, [(StoredResponse, StoredResponseKey)])] =
             [:]
@@ -128,11 +129,14 @@ final class AnswerWriter: @unchecked Sendable {
             }
             state.order = state.order.filter { state.answers[$0] != nil }
         }
+        return more
     }
 
     /// Writes every waiting answer before returning (tests, and a store about to close).
     func flush() {
-        queue.sync { write() }
+        queue.sync {
+            while write() {}
+        }
     }
 
     private func withState<T>(_ body: (inout Waiting) -> T) -> T {
