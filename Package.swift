@@ -47,7 +47,7 @@ let package = Package(
         // .build/release-bench depot-fuzz --seconds 45 --seed 1`; see Tests/Fuzz/README.md.
         .executableTarget(
             name: "depot-fuzz",
-            dependencies: ["Depot"],
+            dependencies: ["Depot", "DepotFixtures"],
             path: "Tests/Fuzz",
             exclude: ["Corpus", "README.md"]
         ),
@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(
             name: "DepotOfflineTests",
             // The crash-safety test runs the child, so a test build builds it too.
-            dependencies: ["DepotOffline", "Depot", "CSQLite", "depot-offline-crash"]
+            dependencies: ["DepotOffline", "Depot", "DepotFixtures", "CSQLite", "depot-offline-crash"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Depot
+import DepotFixtures
 import Foundation
 import Testing
 
@@ -436,20 +437,8 @@ private func signalProcess(_ pid: pid_t, _ signal: Int32) -> Int32 {
     kill(pid, signal)
 }
 
-/// A small seeded generator (SplitMix64), the same numbers on every platform.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
+    /// A number in `range`.
     mutating func next(in range: ClosedRange<UInt64>) -> UInt64 {
         range.lowerBound + next() % (range.upperBound - range.lowerBound + 1)
     }

@@ -4,18 +4,6 @@ import Testing
 
 @testable import DepotOffline
 
-/// The servers `bash scripts/test` starts (see Tests/DepotTests/Network/LiveServer.swift).
-enum LiveServers {
-    /// The Django REST framework app.
-    static let drf = url("DEPOT_DRF_URL")
-    /// A port on 127.0.0.1 where nothing listens: the server, stopped.
-    static let closed = url("DEPOT_CLOSED_URL")
-
-    private static func url(_ name: String) -> URL? {
-        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : URL(string: $0) }
-    }
-}
-
 /// A post as the DRF app serves it.
 struct LivePost: Codable, Identifiable, Sendable, Equatable {
     var id: Int
@@ -32,14 +20,14 @@ struct LivePostRepository: Readable {
 @Suite(
     "Stored reads against the DRF app",
     .enabled(
-        if: LiveServers.drf != nil && LiveServers.closed != nil,
+        if: OfflineLiveServer.isAvailable,
         "needs the live test servers: run `bash scripts/test` (it starts the DRF app)"))
 struct OfflineReadLiveTests {
     @Test func aStoredAnswerIsServedWhenTheServerIsDownAndAfterARestart() async throws {
         let folder = try TemporaryFolder()
         let file = folder.file("depot.sqlite")
-        let up = try #require(LiveServers.drf)
-        let down = try #require(LiveServers.closed)
+        let up = try #require(OfflineLiveServer.drf)
+        let down = try #require(OfflineLiveServer.closed)
 
         let online: [LivePost]
         do {

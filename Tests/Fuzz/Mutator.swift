@@ -1,30 +1,17 @@
+import DepotFixtures
 import Foundation
 
-/// SplitMix64: a small, fast, seedable generator. The fuzzer never uses the system's
-/// generator, so a seed names the same inputs on every machine and every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
+extension SplitMix64 {
     /// The generator for one input: a pure function of the run's seed, the target and the
     /// iteration, so `--seed S --target T --iteration I` rebuilds input I without the others.
+    /// (The fuzzer never uses the system's generator, so a seed names the same inputs on every
+    /// machine and every run.)
     init(seed: UInt64, target: String, iteration: UInt64) {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in target.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         var mixer = SplitMix64(seed: seed ^ hash)
-        state = mixer.next() ^ (iteration &* 0x9E37_79B9_7F4A_7C15)
+        self.init(seed: mixer.next() ^ (iteration &* 0x9E37_79B9_7F4A_7C15))
         _ = next()
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 
     /// A number in `0..<bound` (`bound` > 0).

@@ -1,4 +1,5 @@
 import Depot
+import DepotFixtures
 import Foundation
 
 // depot-fuzz: a seeded, bounded mutation fuzzer over everything Depot reads from outside

@@ -114,7 +114,7 @@ public struct OfflineMiddleware: Middleware {
                     }
                     promise(.success(response))
                 case .failure(let error):
-                    guard StoredAnswer.mayReplace(error, policy: policy) else {
+                    guard StoredAnswer.mayReplace(error) else {
                         promise(.failure(error))
                         return
                     }

@@ -22,7 +22,7 @@ enum StoredAnswer {
     }
 
     /// Whether `error` is one a stored answer may replace at all.
-    static func mayReplace(_ error: ServiceError, policy: OfflinePolicy) -> Bool {
+    static func mayReplace(_ error: ServiceError) -> Bool {
         switch error {
         case .cannotConnect, .noConnection, .timedOut: return true
         case .serverError, .serviceUnavailable: return (error.statusCode ?? 0) >= 500
@@ -31,7 +31,8 @@ enum StoredAnswer {
     }
 
     /// Whether `stored` is served instead of `error`: always for a failure to connect; for
-    /// a `5xx` when the policy says so or the answer's `stale-if-error` still allows it.
+    /// a `5xx` when the policy says so or the answer's `stale-if-error` still allows it. Asked
+    /// only for the errors ``mayReplace(_:)`` accepts.
     static func serves(
         _ stored: StoredResponse, instead error: ServiceError, policy: OfflinePolicy, now: Date
     )
@@ -40,7 +41,6 @@ enum StoredAnswer {
         switch error {
         case .cannotConnect, .noConnection, .timedOut: return true
         case .serverError, .serviceUnavailable:
-            guard (error.statusCode ?? 0) >= 500 else { return false }
             if policy.servesStoredAnswersOnServerError { return true }
             let control = CacheControl(stored.response.headers)
             guard let allowance = control.staleIfError else { return false }
