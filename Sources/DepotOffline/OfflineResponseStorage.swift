@@ -10,8 +10,10 @@ import Foundation
 /// ```
 ///
 /// The same protocol as Depot's ``Depot/InMemoryResponseStorage``, so code that keeps
-/// responses works with either; this one is what the `.offline(store)` middleware will
-/// keep its answers in. Safe from any thread. Each call is one SQLite transaction under the
+/// responses works with either: the `.offline(store)` middleware keeps its answers in one,
+/// and a `CacheMiddleware(storage:account:)` given one keeps its validators in the same file,
+/// so revalidation survives a restart. Answers `.offline(store)` has received but not yet
+/// written are seen by every call here as stored. Safe from any thread. Each call is one SQLite transaction under the
 /// store's lock: storing replaces the old answer and evicts the least recently used in the
 /// same transaction, so the bounds hold in the file at every commit. Answers are committed
 /// without waiting for the disk to sync (`synchronous=NORMAL`): they survive the app being
@@ -48,28 +50,15 @@ public final class OfflineResponseStorage: ResponseStorage {
 
     /// The response stored for `key`, which becomes the most recently used; `nil` when none.
     ///
+    /// An answer `.offline(store)` received but has not written yet is found too.
+    ///
     /// - Throws: ``OfflineStoreError`` when SQLite fails, or ``OfflineStoreError/Kind/corrupt``
     ///   when the stored row cannot be read back.
     public func response(for key: StoredResponseKey) throws(OfflineStoreError) -> StoredResponse? {
-        let path = store.database.path
+        if let waiting = store.answerWriter.waitingAnswer(for: key) { return waiting }
         return try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction(durable: false) { () throws(OfflineStoreError) -> StoredResponse? in
-                let rows = try connection.query(
-                    "SELECT id, status, headers, body, varying, stored_at FROM answers WHERE \(Self.keyMatch)",
-                    Self.values(of: key)
-                ) { row throws(OfflineStoreError) -> (Int64, StoredResponse) in
-                    guard let headers = FieldCoding.decodeHeaders(row.blob(2)),
-                        let varying = FieldCoding.decodeVarying(row.blob(4))
-                    else {
-                        throw OfflineStoreError(
-                            .corrupt, path: path, message: "a stored answer cannot be read")
-                    }
-                    let response = BackendResponse(
-                        status: Int(row.integer(1)), headers: headers, body: row.blob(3))
-                    let storedAt = Date(timeIntervalSince1970: row.real(5))
-                    return (row.integer(0), StoredResponse(response, storedAt: storedAt, varying: varying))
-                }
-                guard let (id, stored) = rows.first else { return nil }
+                guard let (id, stored) = try row(for: key, in: connection) else { return nil }
                 try connection.execute(
                     "UPDATE answers SET last_used = (SELECT coalesce(max(last_used), 0) + 1 FROM answers) WHERE id = ?",
                     [.integer(id)]
@@ -77,6 +66,68 @@ public final class OfflineResponseStorage: ResponseStorage {
                 return stored
             }
         }
+    }
+
+    /// The row id and the answer stored for `key` in the file.
+    private func row(for key: StoredResponseKey, in connection: SQLiteConnection) throws(OfflineStoreError)
+        -> (Int64, StoredResponse)?
+    {
+        let path = store.database.path
+        return try connection.query(
+            "SELECT id, status, headers, body, varying, stored_at FROM answers WHERE \(Self.keyMatch)",
+            Self.values(of: key)
+        ) { row throws(OfflineStoreError) -> (Int64, StoredResponse) in
+            guard let headers = FieldCoding.decodeHeaders(row.blob(2)),
+                let varying = FieldCoding.decodeVarying(row.blob(4))
+            else {
+                throw OfflineStoreError(.corrupt, path: path, message: "a stored answer cannot be read")
+            }
+            let response = BackendResponse(status: Int(row.integer(1)), headers: headers, body: row.blob(3))
+            let storedAt = Date(timeIntervalSince1970: row.real(5))
+            return (row.integer(0), StoredResponse(response, storedAt: storedAt, varying: varying))
+        }.first
+    }
+
+    /// Replaces the answer stored for `key` with `response` (or removes it, for `nil`) while
+    /// it is still `expected` (an answer waiting to be written counts as stored); returns
+    /// whether it was. One transaction.
+    ///
+    /// - Throws: ``OfflineStoreError`` when SQLite fails; nothing is changed then.
+    @discardableResult
+    public func replaceResponse(
+        _ expected: StoredResponse, with response: StoredResponse?, for key: StoredResponseKey
+    ) throws(OfflineStoreError) -> Bool {
+        let writer = store.answerWriter
+        // Under the store's lock, which the writer holds while it writes: what is read here
+        // stays what is stored until the transaction ends.
+        return try store.database.withConnection { connection throws(OfflineStoreError) in
+            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Bool in
+                if let waiting = writer.waitingAnswer(for: key) {
+                    // Dropped only if it is still the expected one: a newer answer arriving
+                    // meanwhile is kept, and written over this replacement later.
+                    guard Self.same(waiting, expected), writer.discard(key, ifStill: waiting) else {
+                        return false
+                    }
+                } else {
+                    guard let (_, stored) = try row(for: key, in: connection), Self.same(stored, expected)
+                    else { return false }
+                }
+                if let response {
+                    try insert(response, for: key, into: connection)
+                    _ = try evict(connection)
+                } else {
+                    try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", Self.values(of: key))
+                }
+                return true
+            }
+        }
+    }
+
+    /// Whether two answers are the same stored answer: equal but for the storage time's last
+    /// bits, which the file keeps as seconds in a `REAL`.
+    private static func same(_ one: StoredResponse, _ other: StoredResponse) -> Bool {
+        one.response == other.response && one.varying == other.varying
+            && abs(one.storedAt.timeIntervalSince(other.storedAt)) < 0.001
     }
 
     /// Keeps `response` for `key` as the most recently used, then evicts the least recently
@@ -170,6 +221,30 @@ public final class OfflineResponseStorage: ResponseStorage {
             }
         }
         return waited || stored
+    }
+
+    /// Removes the answers stored for `resource` (``Depot/StoredResponseKey/resource``),
+    /// whatever their method, query or account, in one transaction; returns how many.
+    ///
+    /// - Throws: ``OfflineStoreError`` when SQLite fails; nothing is changed then.
+    @discardableResult
+    public func removeResponses(forResource resource: String) throws(OfflineStoreError) -> Int {
+        let waiting = store.answerWriter.discard { $0.resource == resource }
+        let removed = try store.database.withConnection { connection throws(OfflineStoreError) in
+            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
+                // Narrowed by SQLite to the paths that contain the resource, then matched
+                // exactly by the one reading of a key's resource.
+                let doomed = try connection.query(
+                    "SELECT id, path FROM answers WHERE instr(path, ?) > 0", [.text(resource)]
+                ) { row in (row.integer(0), row.text(1)) }
+                .filter { StoredResponseKey.resource(of: $0.1) == resource }
+                for (id, _) in doomed {
+                    try connection.execute("DELETE FROM answers WHERE id = ?", [.integer(id)])
+                }
+                return doomed.count
+            }
+        }
+        return waiting + removed
     }
 
     /// Removes every stored answer (the outbox is left alone; ``OfflineStore/removeAll()``

@@ -10,6 +10,12 @@ struct Member: Codable, Identifiable, Sendable, Equatable {
     var name: String
 }
 
+/// An in-memory server with two members (ids 1 and 2).
+func membersServer() throws -> InMemoryBackend {
+    try InMemoryBackend(
+        database: Data(#"{"members": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]}"#.utf8))
+}
+
 /// The repository an app would write.
 struct MemberRepository: Readable {
     typealias Entity = Member
@@ -25,8 +31,7 @@ struct OfflineReadTests {
 
     init() throws {
         folder = try TemporaryFolder()
-        server = try InMemoryBackend(
-            database: Data(#"{"members": [{"id": 1, "name": "Ada"}, {"id": 2, "name": "Grace"}]}"#.utf8))
+        server = try membersServer()
         network = SwitchableBackend(server: server)
     }
 

@@ -165,6 +165,77 @@ struct ResponseStorageTests {
         #expect(try storage.totalBytes() == 0)
     }
 
+    @Test("replacing is a compare-and-swap: only what is still stored is replaced", arguments: Kind.allCases)
+    func replaceIsCompareAndSwap(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind)
+        let key = Self.key("/posts/1")
+        let old = Self.answer("old")
+        let newer = StoredResponse(
+            BackendResponse(status: 200, body: Data("newer".utf8)),
+            storedAt: Date(timeIntervalSince1970: 2_000))
+        let refreshed = StoredResponse(
+            BackendResponse(status: 200, body: Data("old".utf8)), storedAt: Date(timeIntervalSince1970: 3_000)
+        )
+
+        #expect(try !storage.replaceResponse(old, with: refreshed, for: key))  // nothing stored
+        #expect(try storage.response(for: key) == nil)
+
+        try storage.store(old, for: key)
+        try storage.store(newer, for: key)  // a newer answer arrived meanwhile
+        #expect(try !storage.replaceResponse(old, with: refreshed, for: key))
+        #expect(try storage.response(for: key) == newer)
+
+        #expect(try storage.replaceResponse(newer, with: refreshed, for: key))
+        #expect(try storage.response(for: key) == refreshed)
+        #expect(try storage.totalBytes() == refreshed.byteCount + key.byteCount)
+
+        #expect(try storage.replaceResponse(refreshed, with: nil, for: key))
+        #expect(try storage.count() == 0)
+    }
+
+    @Test(
+        "a write's resource drops its answers for every query and account, and no other",
+        arguments: Kind.allCases)
+    func removalByResource(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind)
+        let stale = [
+            StoredResponseKey(path: "posts/1"),
+            StoredResponseKey(path: "/posts/1/", account: "bob"),
+            StoredResponseKey(path: "posts/1", query: [.init(name: "_embed", value: "comments")]),
+            StoredResponseKey(path: "posts/1?_expand=user", account: "alice"),
+            StoredResponseKey(method: .head, path: "posts/1"),
+        ]
+        let kept = [
+            StoredResponseKey(path: "posts"),
+            StoredResponseKey(path: "posts/10"),
+            StoredResponseKey(path: "posts/1/comments"),
+            StoredResponseKey(path: "users/1/posts/1"),
+            StoredResponseKey(path: "xposts/1"),
+        ]
+        for key in stale + kept { try storage.store(Self.answer(key.path), for: key) }
+
+        #expect(try storage.removeResponses(forResource: "posts/1") == stale.count)
+        for key in stale { #expect(try storage.response(for: key) == nil, "\(key.path) is stale") }
+        for key in kept { #expect(try storage.response(for: key) != nil, "\(key.path) is kept") }
+        #expect(try storage.removeResponses(forResource: "posts/1") == 0)
+        #expect(try storage.count() == kept.count)
+        #expect(StoredResponseKey(path: "//posts/1/?a=1#top").resource == "posts/1")
+    }
+
+    @Test("a stored response never holds a field that sets or carries a credential", arguments: Kind.allCases)
+    func credentialFieldsAreNeverKept(kind: Kind) throws {
+        let (storage, _) = try makeStorage(kind)
+        let response = BackendResponse(
+            status: 200,
+            headers: [
+                "Set-Cookie": "session=s3cr3t", "set-cookie2": "b=2", "Authorization": "Bearer t0ken",
+                "Proxy-Authorization": "Basic eA==", "ETag": "\"v1\"",
+            ])
+        try storage.store(StoredResponse(response), for: Self.key("/me"))
+        let stored = try storage.response(for: Self.key("/me"))
+        #expect(stored?.response.headers.map(\.name) == ["ETag"])
+    }
+
     @Test("8 tasks storing and reading at once", arguments: Kind.allCases)
     func concurrentUse(kind: Kind) async throws {
         let (storage, folder) = try makeStorage(kind, maxEntries: 1_000, maxBytes: 10 << 20)

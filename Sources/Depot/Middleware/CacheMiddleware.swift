@@ -18,12 +18,23 @@ import Foundation
 ///
 /// - **What is stored**: `200` answers to `GET` that carry an `ETag` or a
 ///   `Last-Modified`, unless the request or the response says `Cache-Control: no-store`
-///   or the response says `Vary: *`. Entries are kept per full target (path and query
-///   items, in order) and per `Authorization` value, so an answer fetched with one
-///   credential never answers a request with another; put the cache *after* the auth
-///   middleware so that it sees the `Authorization` field. Other fields the response
-///   names in `Vary` must match too. The store is bounded by `maxEntries` and by
-///   `maxBytes` (bodies plus header fields), evicting the least recently used.
+///   or the response says `Vary: *`, without the fields that set or carry credentials
+///   (`Set-Cookie`, ...: ``StoredResponse``). Entries are kept per full target (path and
+///   query items, in order) and per user: other fields the response names in `Vary` must
+///   match too. The storage is bounded by `maxEntries` and by `maxBytes` (bodies plus
+///   header fields), evicting the least recently used.
+/// - **Whose answer**: the cache ``init(maxEntries:maxBytes:conditionalWrites:)`` makes
+///   keeps its entries in memory, per `Authorization` value, so an answer fetched with
+///   one credential never answers a request with another; put it *after* the auth
+///   middleware so that it sees the `Authorization` field. A cache on a
+///   ``ResponseStorage`` of your own (``init(storage:account:conditionalWrites:)``) keeps
+///   them per `account`, an identifier the app chooses, never a credential: a storage on
+///   disk writes its keys to the file, and a token changes before the validators do.
+/// - **Surviving a restart**: give it DepotOffline's `OfflineResponseStorage` and its
+///   validators are kept in the same SQLite file as `.offline(store)`'s answers, so the
+///   first `GET` after a restart is already a revalidation. With the same `account` as
+///   the offline policy, the two share each answer: stored once, revalidated by the
+///   cache, served by `.offline` when the network is down.
 /// - **Revalidation**: a `GET` with a stored entry is sent with `If-None-Match` (the
 ///   `ETag`) and `If-Modified-Since` (the `Last-Modified`). A `304` is answered with the
 ///   stored status and body, and the stored header fields updated from the `304`'s
@@ -31,8 +42,8 @@ import Foundation
 ///   `If-Modified-Since` is sent as is and gets the `304` itself. A `404` or `410`
 ///   drops the entry.
 /// - **Writes**: after a successful `POST`, `PUT`, `PATCH` or `DELETE`, the entries of
-///   its path and of the collection above it (every query, every credential) are
-///   dropped. With `conditionalWrites`, a `PUT`, `PATCH` or `DELETE` of a path whose
+///   its path and of the collection above it (every query, every account) are
+///   dropped: ``ResponseStorage/removeResponses(forResource:)``. With `conditionalWrites`, a `PUT`, `PATCH` or `DELETE` of a path whose
 ///   `GET` is stored is sent with `If-Match` (a strong `ETag`) or `If-Unmodified-Since`
 ///   (the `Last-Modified`), so the server refuses it with a `412` if the resource
 ///   changed since it was read: ``ServiceError/isPreconditionFailed``.
@@ -40,19 +51,21 @@ import Foundation
 ///
 /// Keep one instance per backend (and per user: call ``removeAll()`` when signing out
 /// of an API that authenticates with cookies, which the cache cannot see). It is
-/// thread-safe; concurrent requests for the same target each revalidate.
+/// thread-safe; concurrent requests for the same target each revalidate, and a late
+/// answer never overwrites a newer one stored meanwhile. A storage that fails (a disk
+/// error) costs the cache its entry, never the caller its answer: the request is sent
+/// without validators.
 public final class CacheMiddleware: Middleware {
-    /// The most responses kept.
-    public let maxEntries: Int
-    /// The most bytes kept: the bodies, header fields and paths of the stored responses.
-    public let maxBytes: Int
+    /// Where the responses and their validators are kept.
+    public let storage: any ResponseStorage
     /// Whether `PUT`, `PATCH` and `DELETE` are made conditional on the stored validators
     /// of their path.
     public let conditionalWrites: Bool
+    /// Whose answer a request gets: the ``StoredResponseKey/account`` of its entry.
+    private let partition: @Sendable (BackendRequest) -> String
 
-    private let store: Locked<(entries: LRUStore<CacheKey, CacheEntry>, serial: UInt64)>
-
-    /// Creates a cache bounded by `maxEntries` responses and `maxBytes` bytes.
+    /// Creates a cache in memory, bounded by `maxEntries` responses and `maxBytes` bytes,
+    /// with entries kept per `Authorization` value.
     ///
     /// - Parameters:
     ///   - maxEntries: the most responses kept (256 by default); 0 keeps none.
@@ -61,26 +74,72 @@ public final class CacheMiddleware: Middleware {
     ///   - conditionalWrites: send `If-Match` / `If-Unmodified-Since` with `PUT`,
     ///     `PATCH` and `DELETE` from the stored validators of the same path (off by
     ///     default).
-    public init(maxEntries: Int = 256, maxBytes: Int = 8 << 20, conditionalWrites: Bool = false) {
-        self.maxEntries = max(0, maxEntries)
-        self.maxBytes = max(0, maxBytes)
+    public convenience init(maxEntries: Int = 256, maxBytes: Int = 8 << 20, conditionalWrites: Bool = false) {
+        // In memory only: the credential itself tells users apart and never reaches a file.
+        self.init(
+            storage: InMemoryResponseStorage(maxEntries: maxEntries, maxBytes: maxBytes),
+            conditionalWrites: conditionalWrites,
+            partition: { $0.headers.values(for: "Authorization").joined(separator: "\n") })
+    }
+
+    /// Creates a cache that keeps its responses and validators in `storage`, per `account`.
+    ///
+    /// ```swift
+    /// let store = try OfflineStore(at: appSupport.appending(path: "depot.sqlite"))
+    /// let cache = CacheMiddleware(
+    ///     storage: OfflineResponseStorage(store: store), account: { session.userID })
+    /// let backend = URLSessionBackend(baseURL: api).with(auth, cache)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - storage: where entries are kept; its bounds are the cache's. DepotOffline's
+    ///     `OfflineResponseStorage` keeps them across restarts.
+    ///   - account: whose answers are being stored and revalidated: an identifier the app
+    ///     chooses (a user id), never a credential; `{ "" }` for an API without users.
+    ///     Entries stored for one account never revalidate a request of another.
+    ///   - conditionalWrites: as in ``init(maxEntries:maxBytes:conditionalWrites:)``.
+    public convenience init(
+        storage: any ResponseStorage, account: @escaping @Sendable () -> String,
+        conditionalWrites: Bool = false
+    ) {
+        self.init(storage: storage, conditionalWrites: conditionalWrites, partition: { _ in account() })
+    }
+
+    private init(
+        storage: any ResponseStorage, conditionalWrites: Bool,
+        partition: @escaping @Sendable (BackendRequest) -> String
+    ) {
+        self.storage = storage
         self.conditionalWrites = conditionalWrites
-        store = Locked((LRUStore(maxCount: maxEntries, maxCost: maxBytes), 0))
+        self.partition = partition
     }
 
-    /// How many responses are stored now.
+    /// The most responses kept: the storage's bound.
+    public var maxEntries: Int {
+        storage.maxEntries
+    }
+
+    /// The most bytes kept: the bodies, header fields and keys of the stored responses.
+    public var maxBytes: Int {
+        storage.maxBytes
+    }
+
+    /// How many responses are stored now (0 when the storage cannot tell).
     public var count: Int {
-        store.withLock { $0.entries.count }
+        (try? storage.count()) ?? 0
     }
 
-    /// How many bytes the stored responses take now, as counted against ``maxBytes``.
+    /// How many bytes the stored responses take now, as counted against ``maxBytes`` (0
+    /// when the storage cannot tell).
     public var byteCount: Int {
-        store.withLock { $0.entries.totalCost }
+        (try? storage.totalBytes()) ?? 0
     }
 
-    /// Forgets every stored response (when the user signs out, say).
+    /// Forgets every stored response (when the user signs out, say): everything in
+    /// ``storage``, so also what other middleware keeps there. To learn of a disk failure,
+    /// call the storage's own `removeAllResponses()`, which throws.
     public func removeAll() {
-        store.withLock { $0.entries.removeAll() }
+        try? storage.removeAllResponses()
     }
 
     /// Revalidates a `GET` with its stored validators, answers a `304` from the store,
@@ -96,6 +155,11 @@ public final class CacheMiddleware: Middleware {
         }
     }
 
+    /// The key of the stored `GET` for the same target as `request` (whatever its method).
+    private func key(for request: BackendRequest) -> StoredResponseKey {
+        StoredResponseKey(method: .get, path: request.path, query: request.query, account: partition(request))
+    }
+
     // MARK: - Reads
 
     private func read(
@@ -103,21 +167,19 @@ public final class CacheMiddleware: Middleware {
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
         guard !CachePolicy.forbidsStoring(request) else { return next(request) }
-        let key = CacheKey(request)
         // The caller's own validators: the caller wants the 304 itself.
         guard !request.isConditional else {
             return Future { [self] completion in
-                next(request).run { result in
+                let key = key(for: request)
+                return next(request).run { result in
                     completion(self.settle(result, of: request, key: key, using: nil))
                 }
             }
         }
-        // Looked up at each start: futures are cold, and the store changes between starts.
+        // Looked up at each start: futures are cold, and the storage changes between starts.
         return Future { [self] completion in
-            let stored = store.withLock { store -> CacheEntry? in
-                guard let entry = store.entries.value(for: key), entry.matches(request) else { return nil }
-                return entry
-            }
+            let key = key(for: request)
+            let stored = (try? storage.response(for: key)).flatMap { $0.matches(request) ? $0 : nil }
             let sent = stored?.revalidating(request) ?? request
             let work = SerialCancellable()
             work.setFirst(
@@ -127,11 +189,7 @@ public final class CacheMiddleware: Middleware {
                     if case .success(let response) = result, response.status == 304, let stored,
                         !stored.isValidated(by: response)
                     {
-                        self.store.withLock { store in
-                            if store.entries.peek(key)?.serial == stored.serial {
-                                store.entries.removeValue(for: key)
-                            }
-                        }
+                        _ = try? self.storage.replaceResponse(stored, with: nil, for: key)
                         work.set(
                             next(request).run {
                                 completion(self.settle($0, of: request, key: key, using: nil))
@@ -146,33 +204,27 @@ public final class CacheMiddleware: Middleware {
 
     /// The caller's outcome of a `GET`, storing, refreshing or dropping its entry.
     private func settle(
-        _ result: Result<BackendResponse, ServiceError>, of request: BackendRequest, key: CacheKey,
-        using stored: CacheEntry?
+        _ result: Result<BackendResponse, ServiceError>, of request: BackendRequest, key: StoredResponseKey,
+        using stored: StoredResponse?
     ) -> Result<BackendResponse, ServiceError> {
         switch result {
         case .success(let response) where response.status == 304:
             guard let stored else { return result }
             let answer = stored.refreshed(by: response)
-            store.withLock { store in
-                // Only the entry that was revalidated is refreshed, not a newer one.
-                guard store.entries.peek(key)?.serial == stored.serial else { return }
-                var refreshed = stored
-                refreshed.response = answer
-                store.entries.insert(refreshed, cost: CacheEntry.cost(of: answer, key: key), for: key)
-            }
+            // Only the entry that was revalidated is refreshed, not a newer one; confirmed
+            // by the server now, so stored now.
+            _ = try? storage.replaceResponse(
+                stored, with: StoredResponse(answer, varying: stored.varying), for: key)
             return .success(answer)
         case .success(let response):
-            store.withLock { store in
-                store.serial &+= 1
-                if let entry = CachePolicy.entry(for: response, to: request, serial: store.serial) {
-                    store.entries.insert(entry, cost: CacheEntry.cost(of: response, key: key), for: key)
-                } else {
-                    store.entries.removeValue(for: key)
-                }
+            if let entry = CachePolicy.storable(response, to: request, at: Date()) {
+                _ = try? storage.store(entry, for: key)
+            } else {
+                _ = try? storage.removeResponse(for: key)
             }
             return result
         case .failure(.notFound):
-            store.withLock { _ = $0.entries.removeValue(for: key) }
+            _ = try? storage.removeResponse(for: key)
             return result
         case .failure:
             return result
@@ -210,7 +262,7 @@ public final class CacheMiddleware: Middleware {
     /// stored `GET` of its target, unless it carries either already.
     private func withPreconditions(_ request: BackendRequest) -> BackendRequest {
         guard !request.headers.contains("If-Match"), !request.headers.contains("If-Unmodified-Since"),
-            let stored = store.withLock({ $0.entries.peek(CacheKey(request)) })
+            let stored = try? storage.response(for: key(for: request))
         else { return request }
         var request = request
         // RFC 9110 §13.1.1: If-Match compares strongly, so a weak tag would never match.
@@ -224,13 +276,10 @@ public final class CacheMiddleware: Middleware {
 
     /// Drops the entries of the written path and of the collection above it.
     private func invalidate(after request: BackendRequest) {
-        let resource = CacheKey.resource(of: request.path)
-        let collection = resource.lastIndex(of: "/").map { resource[..<$0] }
-        store.withLock { store in
-            _ = store.entries.removeAll { key in
-                let stale = key.resource
-                return stale == resource || (collection.map { stale == $0 } ?? false)
-            }
+        let resource = StoredResponseKey.resource(of: request.path)
+        _ = try? storage.removeResponses(forResource: resource)
+        if let slash = resource.lastIndex(of: "/") {
+            _ = try? storage.removeResponses(forResource: String(resource[..<slash]))
         }
     }
 }

@@ -56,4 +56,15 @@ extension Middleware where Self == CacheMiddleware {
     ) -> CacheMiddleware {
         CacheMiddleware(maxEntries: maxEntries, maxBytes: maxBytes, conditionalWrites: conditionalWrites)
     }
+
+    /// A ``CacheMiddleware`` that keeps its responses and validators in `storage`, per
+    /// `account` (an app-chosen identifier, never a credential): with DepotOffline's
+    /// `OfflineResponseStorage`, revalidation survives a restart. See
+    /// ``CacheMiddleware/init(storage:account:conditionalWrites:)``.
+    public static func cache(
+        storage: any ResponseStorage, account: @escaping @Sendable () -> String,
+        conditionalWrites: Bool = false
+    ) -> CacheMiddleware {
+        CacheMiddleware(storage: storage, account: account, conditionalWrites: conditionalWrites)
+    }
 }

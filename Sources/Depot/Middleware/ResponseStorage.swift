@@ -25,6 +25,24 @@ public struct StoredResponseKey: Sendable, Hashable {
         self.account = account
     }
 
+    /// The resource the key's path names: the path without its query or fragment and without
+    /// leading or trailing `/` (`"posts/1"` for `"/posts/1/?x=1"`). A write to a resource
+    /// makes the stored answers of that resource stale, whatever their query or account:
+    /// ``ResponseStorage/removeResponses(forResource:)``.
+    public var resource: String {
+        Self.resource(of: path)
+    }
+
+    /// `path` without its query or fragment and without leading or trailing `/`: the one
+    /// reading of ``resource`` every storage and ``CacheMiddleware`` use.
+    package static func resource(of path: String) -> String {
+        let end = path.firstIndex { $0 == "?" || $0 == "#" } ?? path.endIndex
+        var resource = path[..<end]
+        while resource.hasPrefix("/") { resource = resource.dropFirst() }
+        while resource.hasSuffix("/") { resource = resource.dropLast() }
+        return String(resource)
+    }
+
     /// The bytes the key itself counts against a storage's bound: its path, query and account.
     public var byteCount: Int {
         var count = path.utf8.count + account.utf8.count
@@ -38,7 +56,9 @@ public struct StoredResponseKey: Sendable, Hashable {
 ///
 /// `storedAt` is what lets a caller tell how old an answer served from storage is ("saved
 /// 10:42"); `varying` is what lets a cache check that a later request may share it (RFC 9111
-/// §4.1).
+/// §4.1). A stored response never holds a field that sets or carries a credential
+/// (`Set-Cookie`, `Set-Cookie2`, `Authorization`, `Proxy-Authorization`): they are dropped
+/// when it is made, so no storage writes one to disk.
 public struct StoredResponse: Sendable, Hashable {
     /// The response: status, header fields, body.
     public var response: BackendResponse
@@ -47,12 +67,24 @@ public struct StoredResponse: Sendable, Hashable {
     /// The request's values of each field the response's `Vary` names (lowercased names).
     public var varying: [String: [String]]
 
-    /// A stored `response`, received at `storedAt`.
+    /// A stored `response` (without the fields that set or carry credentials), received at
+    /// `storedAt`.
     public init(_ response: BackendResponse, storedAt: Date = Date(), varying: [String: [String]] = [:]) {
+        var response = response
+        if response.headers.contains(where: { Self.credentialFields.contains($0.name.lowercased()) }) {
+            response.headers = HTTPHeaders(
+                response.headers.filter { !Self.credentialFields.contains($0.name.lowercased()) })
+        }
         self.response = response
         self.storedAt = storedAt
         self.varying = varying
     }
+
+    /// The header fields a stored response never keeps (lowercased): they set or carry
+    /// credentials.
+    static let credentialFields: Set<String> = [
+        "set-cookie", "set-cookie2", "authorization", "proxy-authorization",
+    ]
 
     /// The bytes the response counts against a storage's bound: its body, its header fields
     /// (four bytes more each, as on the wire) and its varying values
@@ -92,9 +124,27 @@ public protocol ResponseStorage: Sendable {
     @discardableResult
     func store(_ response: StoredResponse, for key: StoredResponseKey) throws -> Int
 
+    /// Replaces the response stored for `key` with `response` (or removes it, for `nil`), as
+    /// the most recently used, but only while what is stored for `key` is still `expected`:
+    /// a compare-and-swap, so that a late answer never overwrites a newer one stored meanwhile.
+    ///
+    /// - Returns: whether `expected` was stored (and so was replaced).
+    @discardableResult
+    func replaceResponse(
+        _ expected: StoredResponse, with response: StoredResponse?, for key: StoredResponseKey
+    )
+        throws -> Bool
+
     /// Removes the response stored for `key`; returns whether there was one.
     @discardableResult
     func removeResponse(for key: StoredResponseKey) throws -> Bool
+
+    /// Removes the responses of every key whose ``StoredResponseKey/resource`` is `resource`,
+    /// whatever their method, query or account (what a write to `resource` makes stale).
+    ///
+    /// - Returns: how many were removed.
+    @discardableResult
+    func removeResponses(forResource resource: String) throws -> Int
 
     /// Removes every stored response (sign-out).
     func removeAllResponses() throws
@@ -110,7 +160,8 @@ public protocol ResponseStorage: Sendable {
 ///
 /// Use it where stored answers need not survive a restart (tests, previews, a short-lived
 /// process); DepotOffline's SQLite storage keeps them on disk behind the same protocol. It
-/// never throws. All calls are O(1) except ``removeAllResponses()``.
+/// never throws. All calls are O(1) except ``removeResponses(forResource:)`` and
+/// ``removeAllResponses()``.
 public final class InMemoryResponseStorage: ResponseStorage {
     /// The most bytes kept.
     public let maxBytes: Int
@@ -138,10 +189,32 @@ public final class InMemoryResponseStorage: ResponseStorage {
         return entries.withLock { $0.insert(response, cost: cost, for: key) }
     }
 
+    /// Replaces the response stored for `key` while it is still `expected`.
+    @discardableResult
+    public func replaceResponse(
+        _ expected: StoredResponse, with response: StoredResponse?, for key: StoredResponseKey
+    ) -> Bool {
+        entries.withLock { entries in
+            guard entries.peek(key) == expected else { return false }
+            if let response {
+                entries.insert(response, cost: response.byteCount + key.byteCount, for: key)
+            } else {
+                entries.removeValue(for: key)
+            }
+            return true
+        }
+    }
+
     /// Removes the response stored for `key`.
     @discardableResult
     public func removeResponse(for key: StoredResponseKey) -> Bool {
         entries.withLock { $0.removeValue(for: key) } != nil
+    }
+
+    /// Removes the responses stored for `resource`, whatever their query or account (O(n)).
+    @discardableResult
+    public func removeResponses(forResource resource: String) -> Int {
+        entries.withLock { entries in entries.removeAll { $0.resource == resource } }
     }
 
     /// Removes every stored response.

@@ -88,6 +88,28 @@ final class AnswerWriter: @unchecked Sendable {
         }
     }
 
+    /// Forgets the answer waiting for `key` if it is still `response`; returns whether it was.
+    func discard(_ key: StoredResponseKey, ifStill response: StoredResponse) -> Bool {
+        withState { state in
+            guard state.answers[key]?.response == response else { return false }
+            state.answers[key] = nil
+            state.order.removeAll { $0 == key }
+            return true
+        }
+    }
+
+    /// Forgets the answers waiting for the keys `isDoomed` picks; returns how many.
+    @discardableResult
+    func discard(where isDoomed: (StoredResponseKey) -> Bool) -> Int {
+        withState { state in
+            let doomed = state.order.filter(isDoomed)
+            guard !doomed.isEmpty else { return 0 }
+            for key in doomed { state.answers[key] = nil }
+            state.order = state.order.filter { state.answers[$0] != nil }
+            return doomed.count
+        }
+    }
+
     /// The answer waiting to be written for `key`, if any.
     func waitingAnswer(for key: StoredResponseKey) -> StoredResponse? {
         withState { $0.answers[key]?.response }

@@ -110,7 +110,7 @@ public struct OfflineMiddleware: Middleware {
                     // Kept before the caller hears of it, so a read the caller makes next
                     // finds it, written or not.
                     if let kept = StoredAnswer.keepable(response, for: request) {
-                        writer.keep(StoredResponse(kept), for: key, in: answers, generation: generation)
+                        writer.keep(kept, for: key, in: answers, generation: generation)
                     }
                     promise(.success(response))
                 case .failure(let error):
@@ -121,7 +121,7 @@ public struct OfflineMiddleware: Middleware {
                     // An answer waiting to be written is found in memory; one that left memory
                     // is already committed. Either way on this thread, not the writer's queue.
                     let now = Date()
-                    guard let stored = writer.waitingAnswer(for: key) ?? (try? answers.response(for: key)),
+                    guard let stored = try? answers.response(for: key),
                         StoredAnswer.serves(stored, instead: error, policy: policy, now: now)
                     else {
                         promise(.failure(error))

@@ -4,21 +4,17 @@ import Foundation
 /// The rules of stored answers: what is kept, when it replaces a failure, and how it is
 /// served.
 enum StoredAnswer {
-    /// Header fields never stored: they set or carry credentials.
-    static let unstoredHeaders: Set<String> = [
-        "set-cookie", "set-cookie2", "authorization", "proxy-authorization",
-    ]
-
-    /// `response` as it is stored for `request`, or `nil` when it must not be: not a
-    /// `2xx` (or a partial `206`), or marked `no-store` by either side.
-    static func keepable(_ response: BackendResponse, for request: BackendRequest) -> BackendResponse? {
+    /// `response` as it is stored for `request` (without the fields that set or carry
+    /// credentials: ``Depot/StoredResponse`` never keeps them; with the request's values of
+    /// the fields it varies on), or `nil` when it must not be:
+    /// not a `2xx` (or a partial `206`), or marked `no-store` by either side.
+    static func keepable(_ response: BackendResponse, for request: BackendRequest) -> StoredResponse? {
         guard (200..<300).contains(response.status), response.status != 206,
             !CacheControl(response.headers).noStore, !CacheControl(request.headers).noStore
         else { return nil }
-        var kept = response
-        kept.headers = HTTPHeaders(
-            response.headers.filter { !unstoredHeaders.contains($0.name.lowercased()) })
-        return kept
+        // The same record of the fields it varies on as a cache keeps (`Vary: *` records
+        // none: the answer still serves offline, and no cache reuses it).
+        return StoredResponse(response, varying: CachePolicy.varying(of: response, for: request) ?? [:])
     }
 
     /// Whether `error` is one a stored answer may replace at all.
@@ -67,49 +63,5 @@ enum StoredAnswer {
             text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { return 0 }
         return CacheControl.saturated(text)
-    }
-}
-
-/// The `Cache-Control` directives stored answers care about.
-struct CacheControl {
-    var noStore = false
-    var maxAge: Int?
-    var staleIfError: Int?
-
-    /// RFC 9111 §1.2.2 delta-seconds (digits, perhaps quoted), saturating at `Int32.max`;
-    /// `nil` for anything else, which leaves the directive unread.
-    static func deltaSeconds(_ text: Substring) -> Int? {
-        let digits = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t\""))
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-        else { return nil }
-        return saturated(digits)
-    }
-
-    /// A string of ASCII digits as a number, saturating at `Int32.max` (on every platform,
-    /// 32-bit ones included).
-    static func saturated(_ digits: String) -> Int {
-        let significant = digits.drop { $0 == "0" }
-        guard significant.count <= 10, let value = Int64(significant.isEmpty ? "0" : String(significant))
-        else {
-            return Int(Int32.max)
-        }
-        return Int(min(value, Int64(Int32.max)))
-    }
-
-    init(_ headers: HTTPHeaders) {
-        for value in headers.values(for: "Cache-Control") {
-            for directive in value.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard let first = parts.first else { continue }
-                let name = first.trimmingCharacters(in: .whitespaces).lowercased()
-                let argument = parts.count > 1 ? Self.deltaSeconds(parts[1]) : nil
-                switch name {
-                case "no-store": noStore = true
-                case "max-age": maxAge = argument ?? maxAge
-                case "stale-if-error": staleIfError = argument ?? staleIfError
-                default: break
-                }
-            }
-        }
     }
 }

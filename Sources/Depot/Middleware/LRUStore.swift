@@ -1,9 +1,9 @@
 /// A least-recently-used store bounded by its number of entries and by their total cost
-/// (bytes, for ``CacheMiddleware``).
+/// (bytes, for ``InMemoryResponseStorage``).
 ///
 /// Lookups, insertions and removals by key are O(1): entries live in an array of slots
 /// linked into a recency list by index, with a dictionary from key to slot. Removing by
-/// a predicate is O(n). Not thread-safe on its own: ``CacheMiddleware`` keeps it in a
+/// a predicate is O(n). Not thread-safe on its own: ``InMemoryResponseStorage`` keeps it in a
 /// `Locked`.
 struct LRUStore<Key: Hashable, Value> {
     private struct Slot {
