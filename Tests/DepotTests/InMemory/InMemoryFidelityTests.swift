@@ -24,3 +24,44 @@ struct InMemoryFidelityTests {
         #expect(await memorySend(backend, .get, "posts", query: [("nothing_like", "")]).memoryIDs == [])
     }
 }
+
+extension InMemoryFidelityTests {
+    @Test(
+        "json-server: a 404 (unknown name, id or path) has the body {}, so error.message is nil as in production",
+        arguments: [
+            (HTTPMethod.get, "posts/999"), (.get, "nope"), (.get, "nope/1"), (.put, "posts/999"),
+            (.patch, "posts/999"), (.delete, "posts/999"), (.delete, "nope/1"), (.get, "profile/1"),
+            (.get, "a/b/c/d/e"), (.get, ""), (.get, "users/1/nothing"),
+            (.get, "http://localhost/elsewhere/posts"),
+        ])
+    func notFoundBodyIsEmptyObject(method: HTTPMethod, path: String) async throws {
+        let backend = try MemoryFixture.backend()
+        backend.baseURL = try #require(URL(string: "http://localhost/api/"))
+        let body: String? = method == .get || method == .delete ? nil : "{}"
+        let error = await memorySend(backend, method, path, body: body).memoryError
+        #expect(memoryKind(error) == "notFound")
+        #expect(error?.statusCode == 404)
+        #expect(error?.response?.body == Data("{}".utf8))
+        #expect(error?.response?.headers["Content-Type"] == BackendResponse.jsonContentType)
+        #expect(error?.message == nil)
+    }
+
+    @Test(
+        "json-server: a method a route does not serve (PUT /posts, DELETE /posts, …) is its 404 {}, not a 405",
+        arguments: [
+            (HTTPMethod.delete, "posts"), (.put, "posts"), (.patch, "posts"), (.post, "posts/1"),
+            (.delete, "profile"), (.put, "users/1/posts"), (.delete, "users/1/posts"),
+            (.post, "users/1/posts/3"),
+        ])
+    func unservedMethodIsNotFound(method: HTTPMethod, path: String) async throws {
+        let backend = try MemoryFixture.backend()
+        let before = backend.records(in: "posts")
+        let error = await memorySend(backend, method, path, body: method == .delete ? nil : "{}").memoryError
+        #expect(memoryKind(error) == "notFound")
+        #expect(error?.statusCode == 404)
+        #expect(error?.response?.body == Data("{}".utf8))
+        #expect(error?.response?.headers["Allow"] == nil)
+        #expect(backend.records(in: "posts") == before)
+        #expect(backend.object("profile") != nil)
+    }
+}

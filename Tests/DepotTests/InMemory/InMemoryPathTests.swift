@@ -78,25 +78,6 @@ struct InMemoryPathTests {
         #expect(backend.requests.count == 8)
     }
 
-    @Test(
-        "a method a resource does not support is 405 with Allow",
-        arguments: [
-            (HTTPMethod.delete, "posts", "GET, HEAD, POST, OPTIONS"),
-            (.put, "posts", "GET, HEAD, POST, OPTIONS"),
-            (.patch, "posts", "GET, HEAD, POST, OPTIONS"),
-            (.post, "posts/1", "GET, HEAD, PUT, PATCH, DELETE, OPTIONS"),
-            (.delete, "profile", "GET, HEAD, POST, PUT, PATCH, OPTIONS"),
-            (.put, "users/1/posts", "GET, HEAD, POST, OPTIONS"),
-            (.post, "users/1/posts/3", "GET, HEAD, PUT, PATCH, DELETE, OPTIONS"),
-        ])
-    func notAllowed(method: HTTPMethod, path: String, allow: String) async throws {
-        let error = await memorySend(try MemoryFixture.backend(), method, path, body: "{}").memoryError
-        #expect(memoryKind(error) == "clientError")
-        #expect(error?.statusCode == 405)
-        #expect(error?.response?.headers["Allow"] == allow)
-        #expect(error?.message?.contains(method.rawValue) == true)
-    }
-
     @Test("OPTIONS answers 204 with Allow")
     func options() async throws {
         let answer = await memorySend(try MemoryFixture.backend(), .options, "posts/1")

@@ -18,22 +18,6 @@ struct InMemoryRecordTests {
         #expect(await memorySend(backend, .get, "notes/2.5").memoryJSON == ["id": 2.5])
     }
 
-    @Test(
-        "unknown collections and ids are .notFound with a message",
-        arguments: [
-            (HTTPMethod.get, "posts/999"), (.get, "nope"), (.get, "nope/1"), (.put, "posts/999"),
-            (.patch, "posts/999"), (.delete, "posts/999"), (.delete, "nope/1"), (.get, "profile/1"),
-            (.get, "a/b/c/d/e"), (.get, ""),
-        ])
-    func notFound(method: HTTPMethod, path: String) async throws {
-        let error = await memorySend(
-            try MemoryFixture.backend(), method, path, body: method == .get ? nil : "{}"
-        ).memoryError
-        #expect(memoryKind(error) == "notFound")
-        #expect(error?.statusCode == 404)
-        #expect(error?.message?.isEmpty == false)
-    }
-
     @Test("POST answers 201 with the stored record and its Location; the next id is max + 1")
     func create() async throws {
         let backend = try MemoryFixture.backend()

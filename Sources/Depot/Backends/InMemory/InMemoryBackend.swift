@@ -42,10 +42,12 @@ import Foundation
 /// is answered, exactly as ``URLSessionBackend`` refuses to send it.
 ///
 /// Errors are answered as the network would answer them and classified by
-/// ``ServiceError/init(response:for:)``: unknown names and ids are 404, a body that
-/// is not JSON (or not an object) is 400 (json-server answers 500 with an HTML page),
-/// a method a resource does not support is 405 with `Allow`, a taken id is 409. Each
-/// error body is `{"error": "…"}`, which ``ServiceError/message`` reads.
+/// ``ServiceError/init(response:for:)``. As json-server, every 404 (an unknown name,
+/// id or path, or a method the resource does not serve, such as `PUT /posts`) has the
+/// body `{}`, so ``ServiceError/message`` is `nil` as it is in production. Where Depot
+/// answers better than json-server's 500, a body that is not JSON (or not an object)
+/// is 400 and a taken id is 409, with `{"error": "…"}`, which
+/// ``ServiceError/message`` reads.
 ///
 /// Paths are relative to ``baseURL`` (`"posts"`, `"/posts"`, `"posts/1?_embed=comments"`),
 /// or absolute URLs of its origin such as a `Link` header gives. Each segment is

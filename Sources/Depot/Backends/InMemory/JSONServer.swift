@@ -29,7 +29,8 @@ enum ParsedBody: Sendable {
 }
 
 /// json-server 0.17's router over a ``Database``: which resource a path names, and
-/// what each method does to it. Answers every outcome as a response (errors as
+/// what each method does to it. Answers every outcome as a response (a 404 as `{}`,
+/// as json-server's last handler answers whatever no route served; a 400 or 409 as
 /// `{"error": …}`); the backend classifies it.
 struct JSONServer {
     let database: Database
@@ -59,10 +60,10 @@ struct JSONServer {
         case 4:
             // `/users/1/posts/5` is `/posts/5`. json-server 0.17 answers 404 here; Depot
             // routes it for repositories scoped with `shallow: false`.
-            guard method != .post else { throw Self.notAllowed(method, segments, allow: Self.recordMethods) }
+            guard method != .post else { throw .notFound }
             return try record(method, segments[2], id: segments[3], target: target, body: body)
         default:
-            throw .notFound("no resource at /\(target.encodedPath)")
+            throw .notFound
         }
     }
 
@@ -82,7 +83,8 @@ struct JSONServer {
             case .options:
                 return Self.options(Self.collectionMethods)
             default:
-                throw Self.notAllowed(method, [name], allow: Self.collectionMethods)
+                // json-server's router has no such route: its 404 handler answers `{}`.
+                throw .notFound
             }
         case .object(let object)?:
             switch method {
@@ -99,12 +101,12 @@ struct JSONServer {
             case .options:
                 return Self.options(Self.objectMethods)
             case .delete:
-                throw Self.notAllowed(method, [name], allow: Self.objectMethods)
+                throw .notFound
             }
         case nil:
             if method == .post { return try create(in: name, body: body) }
             if name == "db" && (method == .get || method == .head) { return Self.ok(database.body) }
-            throw .notFound("no collection or object named \"\(name)\"")
+            throw .notFound
         }
     }
 
@@ -116,11 +118,11 @@ struct JSONServer {
         throws(Refusal) -> BackendResponse
     {
         guard case .collection(let collection)? = database.resource(name) else {
-            throw .notFound("no collection named \"\(name)\"")
+            throw .notFound
         }
         switch method {
         case .get, .head:
-            guard let record = collection.record(id: id) else { throw .notFound("\(name)/\(id) not found") }
+            guard let record = collection.record(id: id) else { throw .notFound }
             if target.query.isEmpty { return Self.ok(record.bytes) }
             let query = ListQuery(target.query)
             let relations = Relations(
@@ -136,7 +138,7 @@ struct JSONServer {
         case .options:
             return Self.options(Self.recordMethods)
         case .post:
-            throw Self.notAllowed(method, [name, id], allow: Self.recordMethods)
+            throw .notFound
         }
     }
 
@@ -169,7 +171,7 @@ struct JSONServer {
             case .object?:
                 return try self.resource(method, child, target: target, body: body)
             case nil:
-                throw .notFound("no collection named \"\(child)\"")
+                throw .notFound
             }
         case .post:
             var members = try Self.object(body)
@@ -179,9 +181,9 @@ struct JSONServer {
             }
             return try create(in: child, members: members)
         case .options:
-            return Self.options([.get, .head, .post])
+            return Self.options(Self.collectionMethods)
         default:
-            throw Self.notAllowed(method, [parent, parentID, child], allow: [.get, .head, .post])
+            throw .notFound
         }
     }
 
@@ -235,18 +237,9 @@ struct JSONServer {
     private static let recordMethods: [HTTPMethod] = [.get, .head, .put, .patch, .delete]
     private static let objectMethods: [HTTPMethod] = [.get, .head, .post, .put, .patch]
 
-    private static func allowHeader(_ methods: [HTTPMethod]) -> HTTPHeaders {
-        ["Allow": (methods + [.options]).map(\.rawValue).joined(separator: ", ")]
-    }
-
+    /// `OPTIONS`: 204 with `Allow` naming the methods the resource serves.
     private static func options(_ methods: [HTTPMethod]) -> BackendResponse {
-        BackendResponse(status: 204, headers: allowHeader(methods))
-    }
-
-    private static func notAllowed(_ method: HTTPMethod, _ segments: [String], allow: [HTTPMethod]) -> Refusal
-    {
-        Refusal(
-            status: 405, message: "\(method.rawValue) is not allowed on /\(PathSegment.join(segments))",
-            headers: allowHeader(allow))
+        BackendResponse(
+            status: 204, headers: ["Allow": (methods + [.options]).map(\.rawValue).joined(separator: ", ")])
     }
 }
