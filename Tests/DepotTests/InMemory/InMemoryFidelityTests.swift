@@ -65,3 +65,20 @@ extension InMemoryFidelityTests {
         #expect(backend.object("profile") != nil)
     }
 }
+
+extension InMemoryFidelityTests {
+    @Test(
+        "json-server: POST /nothing and POST /users/1/nothing are 404 {}: it routes only the names its db.json has",
+        arguments: ["albums", "users/1/albums", "posts/1/nothing"])
+    func postToUnknownCollectionIsNotFound(path: String) async throws {
+        let backend = try MemoryFixture.backend()
+        let error = await memorySend(backend, .post, path, body: #"{"title": "First"}"#).memoryError
+        #expect(memoryKind(error) == "notFound")
+        #expect(error?.response?.body == Data("{}".utf8))
+        // Nothing was created: a later read is 404 too, as on json-server.
+        #expect(memoryKind(await memorySend(backend, .get, "albums").memoryError) == "notFound")
+        #expect(backend.records(in: "albums").isEmpty)
+        #expect(await memorySend(backend, .get, "db").memoryJSON?["albums"] == nil)
+    }
+
+}

@@ -31,7 +31,7 @@ struct InMemoryPathTests {
         "an id that looks like a path stays one id inside its collection",
         arguments: ["../users", "a/b?c#d", "..", ".", "1?x=1", "%2F", "users/1", " spaced ", "ünï"])
     func hostileIDs(id: String) async throws {
-        let backend = try MemoryFixture.backend()
+        let backend = try InMemoryBackend(seed: ["users": MemoryFixture.users(), "notes": []])
         let created = await backend.send(
             BackendRequest(
                 method: .post, segments: ["notes"],

@@ -37,6 +37,11 @@ final class Database {
 
     init() {}
 
+    /// A database of empty collections named `names` (a name given twice is one).
+    init(emptyCollections names: [String]) {
+        for name in names where collections[name] == nil { set(name, .collection(RecordCollection())) }
+    }
+
     /// A database seeded from a db.json document.
     ///
     /// - Throws: ``ServiceError/decoding(_:)`` when `data` is not JSON, or not an
@@ -117,7 +122,9 @@ final class Database {
 
     // MARK: - Collections
 
-    /// Adds a record to collection `name`, creating the collection if there is none.
+    /// Adds a record to collection `name`, creating the collection if there is none
+    /// (for ``RouteContext/insert(_:into:)``; json-server's router answers 404 to a
+    /// `POST` for a name it does not have, and so does ``JSONServer``).
     ///
     /// An id that is missing or falsy (`null`, `0`, `""`, `false`) is replaced with
     /// ``RecordCollection/nextID()``; a given id is kept.

@@ -34,8 +34,9 @@ import Foundation
 /// - A successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
 ///   `If-None-Match` matches it is answered `304` without a body, as Express does for
 ///   json-server (so ``CacheMiddleware`` works in process too).
-/// - `POST` to an unknown collection creates it; any other request for an unknown
-///   name is 404.
+/// - Only the names it holds are routed, as json-server routes only the members of
+///   its db.json: any request for an unknown name is 404, `POST` included (seed a
+///   collection, even an empty one, to create records in it).
 ///
 /// A request that ``BackendRequest/validate()`` refuses (a header with CR, LF or NUL,
 /// a `GET` with a body) fails with ``ServiceError/invalidRequest(_:)`` before anything
@@ -67,9 +68,23 @@ public final class InMemoryBackend: Backend, Sendable {
     /// The default ``baseURL``: `http://localhost/`.
     public static let defaultBaseURL = URL(string: "http://localhost/") ?? URL(fileURLWithPath: "/")
 
-    /// An empty backend: every `GET` is 404 until a `POST` creates a collection.
+    /// An empty backend, as json-server with `{}` for a database: every request is
+    /// 404, `POST` included, until a route handler inserts records
+    /// (``RouteContext/insert(_:into:)``). A backend that tests create records in
+    /// starts with its collections: ``init(collections:)``.
     public init() {
         store = InMemoryStore(database: Database(), baseURL: Self.defaultBaseURL)
+    }
+
+    /// A backend with the collections `names`, each empty, as a db.json of
+    /// `{"posts": [], "users": []}` gives: a `POST` creates the first record.
+    ///
+    /// ```swift
+    /// let backend = InMemoryBackend(collections: ["posts", "users"])
+    /// let post = try await PostRepository(backend: backend).create(draft).value   // id 1
+    /// ```
+    public convenience init(collections names: [String]) {
+        self.init(storage: Database(emptyCollections: names))
     }
 
     /// A backend seeded with a db.json-shaped document: an object whose members are

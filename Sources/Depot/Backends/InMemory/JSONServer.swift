@@ -104,7 +104,7 @@ struct JSONServer {
                 throw .notFound
             }
         case nil:
-            if method == .post { return try create(in: name, body: body) }
+            // json-server routes only the names its database has: `POST /nothing` is 404.
             if name == "db" && (method == .get || method == .head) { return Self.ok(database.body) }
             throw .notFound
         }
@@ -153,8 +153,7 @@ struct JSONServer {
     /// Where Depot differs on purpose: the foreign key is stored as the parent's id
     /// is (`1`), where json-server 0.17 stores the URL's text (`"1"`, which then
     /// neither matches `_embed` nor decodes as a number: typicode/json-server#925);
-    /// `Location` is the record's own URL (`/posts/101`); and a child collection
-    /// that does not exist yet is created by `POST`, as `POST /name` creates it.
+    /// `Location` is the record's own URL (`/posts/101`).
     private func nested(
         _ method: HTTPMethod, parent: String, parentID: String, child: String, _ target: RequestTarget,
         _ body: ParsedBody
@@ -176,10 +175,12 @@ struct JSONServer {
         case .post:
             var members = try Self.object(body)
             members[foreignKey] = parentIDValue(parent, parentID)
-            if case .object? = resource {
+            switch resource {
+            case .collection?: return try create(in: child, members: members)
+            case .object?:
                 return try self.resource(method, child, target: target, body: .json(.object(members)))
+            case nil: throw .notFound
             }
-            return try create(in: child, members: members)
         case .options:
             return Self.options(Self.collectionMethods)
         default:

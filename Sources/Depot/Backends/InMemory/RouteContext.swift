@@ -134,9 +134,10 @@ public struct RouteContext: Sendable {
         return store.withDatabase { $0.collection(collection)?.record(id: text)?.value }
     }
 
-    /// Adds `record` (a JSON object) to `collection`, creating the collection if
-    /// needed, exactly as `POST /collection` does: a missing id becomes the largest
-    /// integer id plus one, a given id is kept.
+    /// Adds `record` (a JSON object) to `collection` as `POST /collection` does (a
+    /// missing id becomes the largest integer id plus one, a given id is kept), and
+    /// unlike it creates the collection when there is none, so a handler can start
+    /// one (`POST /nothing` over HTTP is 404, as json-server answers).
     ///
     /// - Returns: the stored record, id included.
     /// - Throws: ``ServiceError/conflict(_:)`` for an id that is taken,
