@@ -82,3 +82,22 @@ extension InMemoryFidelityTests {
     }
 
 }
+
+extension InMemoryFidelityTests {
+    @Test(
+        "json-server: a nested POST's Location is the request URL plus the id (/users/1/posts/101)",
+        arguments: [
+            ("users/1/posts", "http://localhost/users/1/posts/101"),
+            ("/posts/1/comments", "http://localhost/posts/1/comments/301"),
+            ("http://localhost/users/2/profile", "http://localhost/users/2/profile"),
+            ("posts", "http://localhost/posts/101"),
+        ])
+    func nestedLocation(path: String, location: String) async throws {
+        let backend = try MemoryFixture.backend()
+        let created = await memorySend(backend, .post, path, body: #"{"title": "nested"}"#)
+        #expect(created.memoryResponse?.status == 201)
+        #expect(created.memoryResponse?.headers["Location"] == location)
+        // It names the record: InMemoryBackend answers the nested entity path (json-server 404s it).
+        #expect(await memorySend(backend, .get, location).memoryJSON?["title"] == "nested")
+    }
+}

@@ -28,7 +28,7 @@ struct InMemoryNestedTests {
         let answer = await memorySend(
             backend, .post, "users/1/posts", body: #"{"title": "mine", "userId": 7}"#)
         #expect(answer.memoryResponse?.status == 201)
-        #expect(answer.memoryResponse?.headers["Location"] == "http://localhost/posts/101")
+        #expect(answer.memoryResponse?.headers["Location"] == "http://localhost/users/1/posts/101")
         #expect(answer.memoryJSON == ["id": 101, "userId": 1, "title": "mine"])
         #expect(await memorySend(backend, .get, "users/1/posts").memoryIDs == Array(1...10) + [101])
 

@@ -79,7 +79,7 @@ struct JSONServer {
                 return try Listing.respond(
                     collection, named: name, scope: nil, at: location(target), database: database)
             case .post:
-                return try create(in: name, body: body)
+                return try create(in: name, members: try Self.object(body), target: target)
             case .options:
                 return Self.options(Self.collectionMethods)
             default:
@@ -94,7 +94,7 @@ struct JSONServer {
                 let stored = try database.setObject(name, members: try Self.object(body))
                 guard method == .post else { return Self.ok(stored.bytes) }
                 var headers = BackendResponse.jsonHeaders()
-                headers["Location"] = base.url(PathSegment.encode(name))
+                headers["Location"] = base.url(target.encodedPath)
                 return BackendResponse(status: 201, headers: headers, body: stored.bytes)
             case .patch:
                 return Self.ok(try database.patchObject(name, changes: try Self.object(body)).bytes)
@@ -148,12 +148,13 @@ struct JSONServer {
     /// resource: `GET /users/1/posts?…` is `GET /posts?…&userId=1` (the route's
     /// `userId` replacing the query's), `POST /users/1/posts` is `POST /posts` with
     /// `userId` set in the body. The parent need not exist. A singular child
-    /// (`/users/1/profile`) is answered as `/profile` is.
+    /// (`/users/1/profile`) is answered as `/profile` is. A nested `POST`'s `Location`
+    /// is the request's URL plus the new id (`/users/1/posts/101`), as json-server
+    /// builds it.
     ///
     /// Where Depot differs on purpose: the foreign key is stored as the parent's id
     /// is (`1`), where json-server 0.17 stores the URL's text (`"1"`, which then
-    /// neither matches `_embed` nor decodes as a number: typicode/json-server#925);
-    /// `Location` is the record's own URL (`/posts/101`).
+    /// neither matches `_embed` nor decodes as a number: typicode/json-server#925).
     private func nested(
         _ method: HTTPMethod, parent: String, parentID: String, child: String, _ target: RequestTarget,
         _ body: ParsedBody
@@ -176,7 +177,7 @@ struct JSONServer {
             var members = try Self.object(body)
             members[foreignKey] = parentIDValue(parent, parentID)
             switch resource {
-            case .collection?: return try create(in: child, members: members)
+            case .collection?: return try create(in: child, members: members, target: target)
             case .object?:
                 return try self.resource(method, child, target: target, body: .json(.object(members)))
             case nil: throw .notFound
@@ -198,14 +199,17 @@ struct JSONServer {
 
     // MARK: - Writing
 
-    private func create(in name: String, body: ParsedBody) throws(Refusal) -> BackendResponse {
-        try create(in: name, members: try Self.object(body))
-    }
-
-    private func create(in name: String, members: [String: JSONValue]) throws(Refusal) -> BackendResponse {
+    /// `POST` to collection `name`: 201 with the record, and `Location` the request's
+    /// path plus the new id (`/posts/101`, `/users/1/posts/101`), as json-server sends
+    /// `${fullURL}/${id}`. Unlike json-server, which appends the id to the URL as sent
+    /// (after any query string), the path is rebuilt from its decoded segments and the
+    /// id percent-encoded, so `Location` is always a well-formed URL of the record.
+    private func create(in name: String, members: [String: JSONValue], target: RequestTarget) throws(Refusal)
+        -> BackendResponse
+    {
         let record = try database.create(in: name, members: members)
         var headers = BackendResponse.jsonHeaders()
-        headers["Location"] = base.url(PathSegment.join([name, record.idText ?? ""]))
+        headers["Location"] = base.url(PathSegment.join(target.segments + [record.idText ?? ""]))
         return BackendResponse(status: 201, headers: headers, body: record.bytes)
     }
 
