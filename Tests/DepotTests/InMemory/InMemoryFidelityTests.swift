@@ -101,3 +101,121 @@ extension InMemoryFidelityTests {
         #expect(await memorySend(backend, .get, location).memoryJSON?["title"] == "nested")
     }
 }
+
+/// A request with `body` sent as `contentType` (none when `nil`).
+private func typed(
+    _ method: HTTPMethod, _ path: String, _ body: String, _ contentType: String?
+) -> BackendRequest {
+    var request = BackendRequest(method: method, path: path, body: Data(body.utf8))
+    if let contentType { request.headers["Content-Type"] = contentType }
+    return request
+}
+
+extension InMemoryFidelityTests {
+    @Test(
+        "json-server: a urlencoded POST (bodyParser.urlencoded, extended: false) is 201 with the values stored as strings"
+    )
+    func formPost() async throws {
+        let backend = try MemoryFixture.backend()
+        let created = await backend.send(
+            typed(.post, "posts", "title=form&userId=3", "application/x-www-form-urlencoded")
+        ).result
+        #expect(created.memoryResponse?.status == 201)
+        #expect(created.memoryResponse?.headers["Location"] == "http://localhost/posts/101")
+        #expect(created.memoryJSON == ["id": 101, "title": "form", "userId": "3"])
+        #expect(backend.records(in: "posts").last == ["id": 101, "title": "form", "userId": "3"])
+        // Node's querystring: `+` is a space, escapes decode, a repeated name is an array,
+        // a name without `=` is "", the media type's case and parameters do not matter.
+        let rich = await backend.send(
+            typed(
+                .post, "posts", "title=a+b%26c&tag=x&tag=y&tag=z&draft&caf%C3%A9=%E2%9C%93",
+                "Application/X-WWW-Form-URLEncoded; charset=UTF-8")
+        ).result
+        #expect(
+            rich.memoryJSON == [
+                "id": 102, "title": "a b&c", "tag": ["x", "y", "z"], "draft": "", "café": "✓",
+            ])
+    }
+
+    @Test("json-server: a urlencoded PATCH merges and a urlencoded PUT replaces, values as strings, id kept")
+    func formPatchAndPut() async throws {
+        let backend = try MemoryFixture.backend()
+        let form = "application/x-www-form-urlencoded"
+        let patched = await backend.send(typed(.patch, "posts/1", "title=patched&views=7", form)).result
+        #expect(
+            patched.memoryJSON == [
+                "id": 1, "userId": 1, "title": "patched", "body": "body of post 1", "views": "7",
+            ])
+        let replaced = await backend.send(typed(.put, "posts/2", "title=replaced&id=9", form)).result
+        #expect(replaced.memoryJSON == ["id": 2, "title": "replaced"])
+        let profile = await backend.send(typed(.patch, "profile", "theme=light", form)).result
+        #expect(profile.memoryJSON == ["name": "Ada", "theme": "light"])
+        // A nested POST sets the foreign key as it does for JSON (stored as the parent's id).
+        let nested = await backend.send(typed(.post, "users/4/posts", "title=nested", form)).result
+        #expect(nested.memoryJSON == ["id": 101, "userId": 4, "title": "nested"])
+    }
+
+    @Test("Depot's own .form([...]) body reaches InMemoryBackend as json-server reads it")
+    func repositoryFormBody() async throws {
+        struct Stored: Decodable, Sendable, Equatable {
+            var id: Int
+            var title: String
+            var tag: [String]
+        }
+        let backend = try MemoryFixture.backend()
+        let stored = try await PostRepository(backend: backend).request(
+            .post, ["posts"], body: .form([("title", "from a form"), ("tag", "a"), ("tag", "b")]),
+            as: Stored.self
+        ).value
+        #expect(stored == Stored(id: 101, title: "from a form", tag: ["a", "b"]))
+        #expect(backend.requests.last?.headers["Content-Type"] == "application/x-www-form-urlencoded")
+    }
+
+    @Test(
+        "json-server: a body of a type neither body parser reads is req.body = {}: POST stores only an id, PATCH changes nothing",
+        arguments: ["text/plain", "multipart/form-data; boundary=x", "application/merge-patch+json"])
+    func unparsedBodyIsEmptyObject(contentType: String) async throws {
+        let backend = try MemoryFixture.backend()
+        let json = #"{"title": "ignored"}"#
+        let created = await backend.send(typed(.post, "posts", json, contentType)).result
+        #expect(created.memoryResponse?.status == 201)
+        #expect(created.memoryJSON == ["id": 101])
+        let patched = await backend.send(typed(.patch, "posts/1", json, contentType)).result
+        #expect(patched.memoryJSON == MemoryFixture.posts()[0])
+        // Not even a body that is not JSON at all is refused: json-server never reads it.
+        #expect(
+            await backend.send(typed(.put, "posts/2", "{not json", contentType)).result.memoryJSON == [
+                "id": 2
+            ])
+    }
+
+    @Test("a body without Content-Type is JSON, the type URLSessionBackend sends it with")
+    func untypedBodyIsJSON() async throws {
+        let backend = try MemoryFixture.backend()
+        let created = await backend.send(typed(.post, "posts", #"{"title": "json"}"#, nil)).result
+        #expect(created.memoryJSON == ["id": 101, "title": "json"])
+        let malformed = await backend.send(typed(.post, "posts", "title=form", nil)).result
+        #expect(malformed.memoryError?.statusCode == 400)
+        // (URLRequestBuilderTests pins the URLSessionBackend side: a body without a type
+        // goes out as application/json.)
+    }
+
+    @Test("a route handler reads a urlencoded body as json-server's handlers do (req.body)")
+    func routeContextForm() async throws {
+        struct Vote: Decodable, Sendable {
+            var kind: String
+            var weight: String
+        }
+        let backend = InMemoryBackend()
+        backend.route(.post, "votes") { context throws(ServiceError) in
+            let vote = try context.decodeBody(as: Vote.self)
+            return .json(["body": context.body ?? .null, "kind": .string(vote.kind)], status: 201)
+        }
+        let answer = await backend.send(
+            typed(.post, "votes", "kind=up&weight=2", "application/x-www-form-urlencoded")
+        ).result
+        #expect(answer.memoryJSON == ["body": ["kind": "up", "weight": "2"], "kind": "up"])
+        let plain = await backend.send(typed(.post, "votes", "kind=up", "text/plain")).result
+        #expect(plain.memoryError?.statusCode == 400)
+    }
+}

@@ -34,6 +34,13 @@ import Foundation
 /// - A successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
 ///   `If-None-Match` matches it is answered `304` without a body, as Express does for
 ///   json-server (so ``CacheMiddleware`` works in process too).
+/// - Bodies are read by `Content-Type`, as json-server's body parsers read them:
+///   `application/json` (also a body without `Content-Type`, which
+///   ``URLSessionBackend`` sends as JSON), and `application/x-www-form-urlencoded`
+///   (``RequestBody/form(_:)``), whose values are stored as strings
+///   (`title=Hi&userId=3` stores `"userId": "3"`; a repeated name is an array). A
+///   body of any other type is not read at all: json-server sees `{}`, so a `POST`
+///   stores only an id and a `PATCH` changes nothing.
 /// - Only the names it holds are routed, as json-server routes only the members of
 ///   its db.json: any request for an unknown name is 404, `POST` included (seed a
 ///   collection, even an empty one, to create records in it).
@@ -214,7 +221,7 @@ public final class InMemoryBackend: Backend, Sendable {
     public func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
         let store = self.store
         return Future { completion in
-            let body = ParsedBody(request.body)
+            let body = ParsedBody(request)
             switch store.receive(request, body: body) {
             case .answered(let result):
                 completion(ConditionalGET.apply(to: result, for: request))

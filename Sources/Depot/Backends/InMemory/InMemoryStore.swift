@@ -141,7 +141,7 @@ final class InMemoryStore: @unchecked Sendable {
                     return Refusal.notFound.response
                 }
                 var response = JSONServer(database: database, base: base)
-                    .respond(request.method, target, body: ParsedBody(request.body))
+                    .respond(request.method, target, body: ParsedBody(request))
                 if request.method == .head { response.body = Data() }
                 return response
             } catch {

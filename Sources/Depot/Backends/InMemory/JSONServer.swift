@@ -1,30 +1,67 @@
 import Foundation
 
-/// The body of a request, parsed once before the store is locked.
+/// The body of a request, parsed once before the store is locked, by its
+/// `Content-Type` as json-server 0.17's body parsers read it
+/// (`bodyParser.json()` and `bodyParser.urlencoded({ extended: false })`).
 enum ParsedBody: Sendable {
     /// No body, or an empty one.
     case none
-    /// A JSON body.
+    /// An `application/json` body (also a body without `Content-Type`, which
+    /// ``URLSessionBackend`` sends as `application/json`).
     case json(JSONValue)
-    /// A body that is not JSON, with the parser's explanation.
+    /// An `application/x-www-form-urlencoded` body: every value a string, a repeated
+    /// name an array of strings, as Node's `querystring` reads it.
+    case form([String: JSONValue])
+    /// A JSON body that does not parse, with the parser's explanation.
     case malformed(String)
+    /// A body of a type neither parser reads (`text/plain`, `multipart/form-data`,
+    /// `application/merge-patch+json`): json-server sees `{}`.
+    case unparsed
 
-    /// Parses `data`.
-    init(_ data: Data?) {
-        guard let data, !data.isEmpty else {
+    /// Parses the body of `request`.
+    init(_ request: BackendRequest) {
+        guard let type = request.bodyMediaType, let data = request.body else {
             self = .none
             return
         }
-        switch JSONParser.parse(data, depth: JSONParser.recordDepth) {
-        case .success(let value): self = .json(value)
-        case .failure(let error): self = .malformed(error.description)
+        switch type {
+        case "application/json":
+            switch JSONParser.parse(data, depth: JSONParser.recordDepth) {
+            case .success(let value): self = .json(value)
+            case .failure(let error): self = .malformed(error.description)
+            }
+        case "application/x-www-form-urlencoded":
+            self = .form(Self.form(data))
+        default:
+            self = .unparsed
         }
     }
 
-    /// The JSON value, if the body was JSON.
+    /// The members of a URL-encoded form: `title=form&userId=3` is
+    /// `{"title": "form", "userId": "3"}`, `tag=a&tag=b` is `{"tag": ["a", "b"]}`, a
+    /// name without `=` is `""`. Names and values are decoded leniently, as query
+    /// strings are (``QueryString/parse(_:)``); bytes that are not UTF-8 become U+FFFD.
+    private static func form(_ data: Data) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for item in QueryString.parse(Substring(String(decoding: data, as: UTF8.self))) {
+            let value = JSONValue.string(item.value ?? "")
+            switch members[item.name] {
+            case nil: members[item.name] = value
+            case .array(let values)?: members[item.name] = .array(values + [value])
+            case let first?: members[item.name] = .array([first, value])
+            }
+        }
+        return members
+    }
+
+    /// The body as json-server's handlers see `req.body`, when it was parsed: the JSON
+    /// value, or the form as an object.
     var value: JSONValue? {
-        if case .json(let value) = self { return value }
-        return nil
+        switch self {
+        case .json(let value): return value
+        case .form(let members): return .object(members)
+        case .none, .malformed, .unparsed: return nil
+        }
     }
 }
 
@@ -213,12 +250,14 @@ struct JSONServer {
         return BackendResponse(status: 201, headers: headers, body: record.bytes)
     }
 
-    /// The body as an object: no body is `{}` (as json-server's body parser gives).
+    /// The body as an object: no body, or one of a type json-server's parsers skip, is
+    /// `{}` (its `req.body`); a form is its fields, as strings.
     ///
-    /// - Throws: 400 for a body that is not JSON, or JSON but not an object.
+    /// - Throws: 400 for a JSON body that does not parse, or is not an object.
     static func object(_ body: ParsedBody) throws(Refusal) -> [String: JSONValue] {
         switch body {
-        case .none: return [:]
+        case .none, .unparsed: return [:]
+        case .form(let members): return members
         case .malformed(let reason): throw .badRequest("the body is not valid JSON: \(reason)")
         case .json(let value):
             guard case .object(let members) = value else {
