@@ -219,3 +219,111 @@ extension InMemoryFidelityTests {
         #expect(plain.memoryError?.statusCode == 400)
     }
 }
+
+extension InMemoryFidelityTests {
+    @Test(
+        "a nested entity path (json-server: 404) answers only a record its parent's listing holds",
+        arguments: [HTTPMethod.get, .head, .put, .patch, .delete])
+    func nestedEntityChecksItsParent(method: HTTPMethod) async throws {
+        let backend = try MemoryFixture.backend()
+        let body: String? = method == .put || method == .patch ? #"{"title": "moved"}"# : nil
+        // Post 15 belongs to user 2: not under user 1, and untouched.
+        let elsewhere = await memorySend(backend, method, "users/1/posts/15", body: body)
+        #expect(memoryKind(elsewhere.memoryError) == "notFound")
+        #expect(elsewhere.memoryError?.response?.body == (method == .head ? Data() : Data("{}".utf8)))
+        #expect(backend.records(in: "posts")[14] == MemoryFixture.posts()[14])
+        // Under its own parent it is answered as /posts/15 is.
+        let own = await memorySend(backend, method, "users/2/posts/15", body: body)
+        #expect(own.memoryResponse?.status == 200)
+        // Comment 7 belongs to post 3; comments have no userId, so /users/1/comments lists
+        // every comment (json-server drops the filter) and /users/1/comments/7 answers it.
+        #expect(memoryKind(await memorySend(backend, .get, "posts/2/comments/7").memoryError) == "notFound")
+        #expect(await memorySend(backend, .get, "posts/3/comments/7").memoryJSON?["id"] == 7)
+        #expect(await memorySend(backend, .get, "users/1/comments/7").memoryJSON?["id"] == 7)
+    }
+
+    @Test(
+        "a PUT or PATCH through a nested entity path keeps the record under its parent, as a nested POST sets it"
+    )
+    func nestedEntityWritesKeepTheParent() async throws {
+        let backend = try MemoryFixture.backend()
+        let put = await memorySend(backend, .put, "users/2/posts/15", body: #"{"title": "t", "userId": 9}"#)
+        #expect(put.memoryJSON == ["id": 15, "title": "t", "userId": 2])
+        let patch = await memorySend(backend, .patch, "users/2/posts/15", body: #"{"userId": 3}"#)
+        #expect(patch.memoryJSON == ["id": 15, "title": "t", "userId": 2])
+        #expect(await memorySend(backend, .get, "users/2/posts").memoryIDs?.contains(15) == true)
+    }
+}
+
+/// The answers the README's "Deliberate differences from json-server" table lists, one
+/// test each, so that the table stays true.
+@Suite("InMemoryBackend's deliberate differences from json-server 0.17.4")
+struct InMemoryDeliberateDifferenceTests {
+    @Test("a taken id is 409 .conflict (json-server: 500 \"Insert failed, duplicate id\")")
+    func duplicateID() async throws {
+        let error = await memorySend(try MemoryFixture.backend(), .post, "posts", body: #"{"id": 3}"#)
+            .memoryError
+        #expect(memoryKind(error) == "conflict")
+    }
+
+    @Test(
+        "an invalid _like is 400 naming it (json-server: 500 with a stack trace)",
+        arguments: ["[", "(", "*a"])
+    func invalidLike(pattern: String) async throws {
+        let error = await memorySend(
+            try MemoryFixture.backend(), .get, "posts", query: [("title_like", pattern)]
+        )
+        .memoryError
+        #expect(error?.statusCode == 400)
+        #expect(error?.message?.contains("title_like") == true)
+    }
+
+    @Test(
+        "a JSON body that does not parse or is no object is 400 (json-server: 500)",
+        arguments: ["{x", "[1]", #""x""#])
+    func badJSONBody(body: String) async throws {
+        let error = await memorySend(try MemoryFixture.backend(), .post, "posts", body: body).memoryError
+        #expect(error?.statusCode == 400)
+        #expect(error?.message?.isEmpty == false)
+    }
+
+    @Test("_expand on a record without the foreign key leaves it as it is (json-server: 500)")
+    func expandWithoutForeignKey() async throws {
+        let backend = try InMemoryBackend(
+            database: Data(#"{"users": [{"id": 1}], "posts": [{"id": 1}, {"id": 2, "userId": null}]}"#.utf8))
+        let answer = await memorySend(backend, .get, "posts", query: [("_expand", "user")])
+        #expect(answer.memoryJSON == [["id": 1], ["id": 2, "userId": .null]])
+    }
+
+    @Test(
+        "an odd page number gets well-formed page links, with json-server's status, body and total",
+        arguments: [("abc", 1), ("0", 1), ("-1", 1), ("01", 1), ("1.5", 1), ("2.9", 2)])
+    func oddPageNumbers(page: String, number: Int) async throws {
+        let answer = await memorySend(
+            try MemoryFixture.backend(), .get, "posts", query: [("_page", page), ("_limit", "25")])
+        let response = try #require(answer.memoryResponse)
+        #expect(answer.memoryIDs == Array((number - 1) * 25 + 1...number * 25))
+        #expect(response.headers["X-Total-Count"] == "100")
+        let links = try LinkHeader.parse(response.headers["Link"] ?? "")
+        #expect(links[rel: "next"]?.href == "http://localhost/posts?_page=\(number + 1)&_limit=25")
+        #expect(links[rel: "last"]?.href == "http://localhost/posts?_page=4&_limit=25")
+    }
+
+    @Test("a nested POST stores the parent's id as stored, the number 1 (json-server: the text \"1\")")
+    func nestedPostStoresANumber() async throws {
+        let answer = await memorySend(try MemoryFixture.backend(), .post, "users/1/posts", body: "{}")
+        #expect(answer.memoryJSON?["userId"] == 1)
+    }
+
+    @Test("a POST's Location is the path plus the id, without the query (json-server: /posts?x=1/101)")
+    func locationWithoutQuery() async throws {
+        let answer = await memorySend(try MemoryFixture.backend(), .post, "posts?x=1", body: "{}")
+        #expect(answer.memoryResponse?.headers["Location"] == "http://localhost/posts/101")
+    }
+
+    @Test("a lone surrogate escape in a seed is U+FFFD (json-server sends the escape back)")
+    func loneSurrogate() async throws {
+        let backend = try InMemoryBackend(database: Data(#"{"notes": [{"id": 1, "text": "a\ud800b"}]}"#.utf8))
+        #expect(await memorySend(backend, .get, "notes/1").memoryJSON?["text"] == "a\u{FFFD}b")
+    }
+}

@@ -47,7 +47,7 @@ struct InMemoryNestedTests {
                 "title"] == "five")
         #expect(
             await memorySend(backend, .put, "users/1/posts/5", body: #"{"title": "5"}"#).memoryJSON == [
-                "id": 5, "title": "5",
+                "id": 5, "title": "5", "userId": 1,
             ])
         #expect(await memorySend(backend, .delete, "users/1/posts/5").memoryResponse?.status == 200)
         #expect(memoryKind(await memorySend(backend, .get, "posts/5").memoryError) == "notFound")

@@ -78,11 +78,19 @@ struct InMemoryPathTests {
         #expect(backend.requests.count == 8)
     }
 
-    @Test("OPTIONS answers 204 with Allow")
+    @Test(
+        "OPTIONS answers 204 with Allow for a resource it holds, 404 otherwise (json-server's CORS layer: 204 anywhere)"
+    )
     func options() async throws {
-        let answer = await memorySend(try MemoryFixture.backend(), .options, "posts/1")
+        let backend = try MemoryFixture.backend()
+        let answer = await memorySend(backend, .options, "posts/1")
         #expect(answer.memoryResponse?.status == 204)
         #expect(answer.memoryResponse?.headers["Allow"] == "GET, HEAD, PUT, PATCH, DELETE, OPTIONS")
+        #expect(
+            await memorySend(backend, .options, "posts").memoryResponse?.headers["Allow"]
+                == "GET, HEAD, POST, OPTIONS")
+        #expect(memoryKind(await memorySend(backend, .options, "nothing").memoryError) == "notFound")
+        #expect(memoryKind(await memorySend(backend, .options, "users/1/posts/15").memoryError) == "notFound")
     }
 
     @Test("HEAD on a record answers its headers without a body; on a missing one, 404")

@@ -28,8 +28,9 @@ import Foundation
 ///   (shallow merge, id kept), `DELETE` (200 with `{}`; json-server also deletes the
 ///   records whose foreign key pointed at it, e.g. a post's comments).
 /// - `GET`/`POST /users/1/posts` (through the `userId` foreign key; `POST` sets it),
-///   `GET`/`PUT`/`PATCH`/`DELETE /users/1/posts/5` (the post), singular objects
-///   (`GET`/`PUT`/`PATCH`/`POST /profile`), and `GET /db` (everything).
+///   `GET`/`PUT`/`PATCH`/`DELETE /users/1/posts/5` (post 5 when `/users/1/posts`
+///   lists it, else 404; json-server answers 404 to every such path), singular
+///   objects (`GET`/`PUT`/`PATCH`/`POST /profile`), and `GET /db` (everything).
 /// - `HEAD` answers like `GET` without a body; `OPTIONS` answers 204 with `Allow`.
 /// - A successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
 ///   `If-None-Match` matches it is answered `304` without a body, as Express does for

@@ -95,10 +95,10 @@ struct JSONServer {
             return try nested(
                 method, parent: segments[0], parentID: segments[1], child: segments[2], target, body)
         case 4:
-            // `/users/1/posts/5` is `/posts/5`. json-server 0.17 answers 404 here; Depot
-            // routes it for repositories scoped with `shallow: false`.
-            guard method != .post else { throw .notFound }
-            return try record(method, segments[2], id: segments[3], target: target, body: body)
+            return try nestedRecord(
+                method, parent: segments[0], parentID: segments[1], child: segments[2], id: segments[3],
+                target,
+                body)
         default:
             throw .notFound
         }
@@ -196,14 +196,14 @@ struct JSONServer {
         _ method: HTTPMethod, parent: String, parentID: String, child: String, _ target: RequestTarget,
         _ body: ParsedBody
     ) throws(Refusal) -> BackendResponse {
-        let foreignKey = Inflector.singular(parent) + "Id"
+        let scope = Listing.Scope(parent: parent, id: parentID)
         let resource = database.resource(child)
         switch method {
         case .get, .head:
             switch resource {
             case .collection(let collection)?:
                 return try Listing.respond(
-                    collection, named: child, scope: Listing.Scope(key: foreignKey, value: parentID),
+                    collection, named: child, scope: scope,
                     at: location(target), database: database)
             case .object?:
                 return try self.resource(method, child, target: target, body: body)
@@ -212,7 +212,7 @@ struct JSONServer {
             }
         case .post:
             var members = try Self.object(body)
-            members[foreignKey] = parentIDValue(parent, parentID)
+            members[scope.key] = parentIDValue(parent, parentID)
             switch resource {
             case .collection?: return try create(in: child, members: members, target: target)
             case .object?:
@@ -224,6 +224,32 @@ struct JSONServer {
         default:
             throw .notFound
         }
+    }
+
+    // MARK: - /parent/:id/children/:id
+
+    /// `/users/1/posts/5`, which json-server 0.17 answers 404 (it routes no such path
+    /// unless given a routes file); Depot routes it for repositories scoped with
+    /// `shallow: false`, as an API that routes entities only under their parent does:
+    /// the record is answered (read, replaced, patched, deleted) as `/posts/5` is, when
+    /// the nested listing `/users/1/posts` holds it, and is 404 otherwise, so
+    /// `/users/1/posts/15` for a post of user 2 is 404. `PUT` and `PATCH` store the
+    /// parent's id in the foreign key, as a nested `POST` does, so the record stays
+    /// where it was written.
+    private func nestedRecord(
+        _ method: HTTPMethod, parent: String, parentID: String, child: String, id: String,
+        _ target: RequestTarget, _ body: ParsedBody
+    ) throws(Refusal) -> BackendResponse {
+        let scope = Listing.Scope(parent: parent, id: parentID)
+        guard method != .post, case .collection(let collection)? = database.resource(child),
+            let record = collection.record(id: id), scope.holds(record, in: collection)
+        else { throw .notFound }
+        guard method == .put || method == .patch else {
+            return try self.record(method, child, id: id, target: target, body: body)
+        }
+        var members = try Self.object(body)
+        members[scope.key] = parentIDValue(parent, parentID)
+        return try self.record(method, child, id: id, target: target, body: .json(.object(members)))
     }
 
     /// The parent's id as stored (`1`, not `"1"`), or the text read as an integer

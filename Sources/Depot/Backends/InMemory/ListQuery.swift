@@ -76,11 +76,11 @@ struct ListQuery {
         }
     }
 
-    /// Replaces every filter named `key` with `key=value`, as json-server's nested
+    /// Replaces every filter named as `filter` is with it, as json-server's nested
     /// route sets `req.query.userId` for `GET /users/1/posts`.
-    mutating func setFilter(_ key: String, to value: String) {
-        filters.removeAll { $0.key == key }
-        filters.append(Filter(key: key, path: key, operation: .equal, values: [value]))
+    mutating func setFilter(_ filter: Filter) {
+        filters.removeAll { $0.key == filter.key }
+        filters.append(filter)
     }
 
     /// `name` without a trailing `[]` or `[digits]`: `id[]` and `id[0]` are `id`.
