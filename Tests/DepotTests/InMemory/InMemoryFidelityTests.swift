@@ -7,6 +7,8 @@ import Testing
 /// (`src/server/router/*.js`, `src/server/body-parser.js`) and compared with its answers.
 @Suite("InMemoryBackend answers what json-server 0.17.4 answers")
 struct InMemoryFidelityTests {
+    // MARK: - Item 1: an empty _like
+
     @Test(
         "json-server: an empty _like (new RegExp('')) matches every value; null and missing fields still never pass"
     )
@@ -24,6 +26,8 @@ struct InMemoryFidelityTests {
         #expect(await memorySend(backend, .get, "posts", query: [("nothing_like", "")]).memoryIDs == [])
     }
 }
+
+// MARK: - Items 3 and 4: 404 bodies, methods a route does not serve
 
 extension InMemoryFidelityTests {
     @Test(
@@ -66,6 +70,8 @@ extension InMemoryFidelityTests {
     }
 }
 
+// MARK: - Item 5: unknown collections on write
+
 extension InMemoryFidelityTests {
     @Test(
         "json-server: POST /nothing and POST /users/1/nothing are 404 {}: it routes only the names its db.json has",
@@ -80,8 +86,9 @@ extension InMemoryFidelityTests {
         #expect(backend.records(in: "albums").isEmpty)
         #expect(await memorySend(backend, .get, "db").memoryJSON?["albums"] == nil)
     }
-
 }
+
+// MARK: - Item 6: nested POST Location
 
 extension InMemoryFidelityTests {
     @Test(
@@ -101,6 +108,8 @@ extension InMemoryFidelityTests {
         #expect(await memorySend(backend, .get, location).memoryJSON?["title"] == "nested")
     }
 }
+
+// MARK: - Item 2: bodies by Content-Type
 
 /// A request with `body` sent as `contentType` (none when `nil`).
 private func typed(
@@ -220,6 +229,8 @@ extension InMemoryFidelityTests {
     }
 }
 
+// MARK: - Kept: nested entity paths, with a parent check
+
 extension InMemoryFidelityTests {
     @Test(
         "a nested entity path (json-server: 404) answers only a record its parent's listing holds",
@@ -254,6 +265,8 @@ extension InMemoryFidelityTests {
         #expect(await memorySend(backend, .get, "users/2/posts").memoryIDs?.contains(15) == true)
     }
 }
+
+// MARK: - Kept: the README table
 
 /// The answers the README's "Deliberate differences from json-server" table lists, one
 /// test each, so that the table stays true.

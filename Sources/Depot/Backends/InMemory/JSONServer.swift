@@ -95,10 +95,9 @@ struct JSONServer {
             return try nested(
                 method, parent: segments[0], parentID: segments[1], child: segments[2], target, body)
         case 4:
+            let (parent, parentID, child, id) = (segments[0], segments[1], segments[2], segments[3])
             return try nestedRecord(
-                method, parent: segments[0], parentID: segments[1], child: segments[2], id: segments[3],
-                target,
-                body)
+                method, parent: parent, parentID: parentID, child: child, id: id, target, body)
         default:
             throw .notFound
         }
