@@ -14,7 +14,7 @@ final class SwitchableBackend: Backend, @unchecked Sendable {
     private var failure = ServiceError.cannotConnect
     private var log: [BackendRequest] = []
 
-    init(server: InMemoryBackend = InMemoryBackend()) {
+    init(server: InMemoryBackend = InMemoryBackend(collections: ["todos"])) {
         self.server = server
     }
 

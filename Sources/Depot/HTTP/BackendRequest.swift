@@ -64,6 +64,23 @@ public struct BackendRequest: Sendable, Hashable {
     }
 }
 
+extension BackendRequest {
+    /// The `Content-Type` of a body whose request names none: JSON. ``URLSessionBackend``
+    /// sends it so, and ``InMemoryBackend`` reads such a body so.
+    static let defaultBodyContentType = "application/json"
+
+    /// The media type of the body as it goes out: the `Content-Type` field's type and
+    /// subtype, lowercased, without parameters (`application/json` for
+    /// `Application/JSON; charset=utf-8`), or ``defaultBodyContentType`` when the request
+    /// names none; `nil` without a body.
+    var bodyMediaType: String? {
+        guard let body, !body.isEmpty else { return nil }
+        guard let field = headers["Content-Type"] else { return Self.defaultBodyContentType }
+        let type = field.prefix { $0 != ";" }
+        return type.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+}
+
 /// Percent-encoding of single path segments (RFC 3986 §3.3).
 public enum PathSegment {
     /// Encodes `segment` so that it stays exactly one path segment.

@@ -5,11 +5,15 @@ import Foundation
 ///
 /// - `token` gives the token for each request (from a keychain, a token store actor);
 ///   `nil` sends the request without `Authorization`.
-/// - `refresh` gets a new token after the server rejected `rejected`, and should store
-///   it where `token` reads it. It runs once for all the requests that meet a 401 at the
-///   same time: they, and new requests started meanwhile, wait for that one refresh. A
-///   request that was rejected with a token an earlier refresh already replaced is sent
-///   again with the new token, without refreshing again.
+/// - `refresh` gets a new token after the server answered 401, and should store it where
+///   `token` reads it. It receives the token the server rejected, or `nil` when the
+///   request went out without one: an app that starts signed out but holds a refresh
+///   credential, or fetches its first access token lazily, gets that token there (and
+///   throws when it has no way to get one). It runs once for all the requests that meet a
+///   401 at the same time, with a token or without: they, and new requests started
+///   meanwhile, wait for that one refresh. A request that was rejected with a token an
+///   earlier refresh already replaced (or sent without a token while another request got
+///   one) is sent again with the new token, without refreshing again.
 /// - A 401 on the replayed request is returned as ``ServiceError/unauthorized(_:challenges:)``:
 ///   the credentials are really refused. So is a 401 when `refresh` fails, unless it
 ///   throws a ``ServiceError`` (a `.noConnection`, say), which is returned instead, so an
@@ -21,7 +25,7 @@ import Foundation
 /// ```swift
 /// let auth = BearerAuthMiddleware(
 ///     token: { await session.accessToken },
-///     refresh: { rejected in try await session.refresh(replacing: rejected) }
+///     refresh: { rejected in try await session.refresh(replacing: rejected) }  // rejected: String?
 /// )
 /// let backend = URLSessionBackend(baseURL: url).with(.retry(), auth)
 /// ```
@@ -36,15 +40,43 @@ public final class BearerAuthMiddleware: Middleware {
     ///   - token: the token to send now, or `nil` for none. A ``ServiceError`` it throws
     ///     is the request's outcome; any other error becomes
     ///     ``ServiceError/invalidRequest(_:)``.
-    ///   - refresh: a new token, given the one the server rejected.
+    ///   - refresh: a new token, given the one the server rejected, or `nil` when the
+    ///     rejected request was sent without a token.
     public init(
+        token: @escaping @Sendable () async throws -> String?,
+        refresh: @escaping @Sendable (_ rejected: String?) async throws -> String
+    ) {
+        self.coordinator = TokenCoordinator(token: token, refresh: refresh, refreshesUnsigned: true)
+    }
+
+    /// Creates the middleware from a token source whose `refresh` only replaces a token
+    /// the server rejected: a 401 to a request sent without a token is returned as
+    /// ``ServiceError/unauthorized(_:challenges:)`` and `refresh` is not called. Swift
+    /// picks this form when the closure needs a `String`; take a `String?` (the other
+    /// initializer) to be asked for a token after such a 401 too.
+    ///
+    /// - Parameters:
+    ///   - token: the token to send now, or `nil` for none, as in the other initializer.
+    ///   - refresh: a new token, given the one the server rejected.
+    @_disfavoredOverload
+    public convenience init(
         token: @escaping @Sendable () async throws -> String?,
         refresh: @escaping @Sendable (_ rejected: String) async throws -> String
     ) {
-        self.coordinator = TokenCoordinator(token: token, refresh: refresh)
+        self.init(
+            coordinator: TokenCoordinator(
+                token: token,
+                // Never asked with `nil`: this coordinator does not refresh unsigned requests.
+                refresh: { rejected in try await refresh(rejected ?? "") },
+                refreshesUnsigned: false))
     }
 
-    /// Sends `request` with the current token; on a 401, once more with a refreshed one.
+    private init(coordinator: TokenCoordinator) {
+        self.coordinator = coordinator
+    }
+
+    /// Sends `request` with the current token (or none); on a 401, once more with a
+    /// refreshed one.
     public func intercept(
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
@@ -53,7 +85,7 @@ public final class BearerAuthMiddleware: Middleware {
         let coordinator = coordinator
         return coordinator.token().flatMap { token in
             let first = next(Self.signed(request, with: token))
-            guard let token else { return first }
+            guard token != nil || coordinator.refreshesUnsigned else { return first }
             return first.recover { error in
                 guard case .unauthorized = error else { return .failure(error) }
                 return coordinator.replacement(for: token)

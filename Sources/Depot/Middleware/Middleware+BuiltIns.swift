@@ -25,8 +25,20 @@ extension Middleware where Self == RetryMiddleware {
 }
 
 extension Middleware where Self == BearerAuthMiddleware {
-    /// Signs requests with a bearer token and refreshes it once on a 401; see
+    /// Signs requests with a bearer token and refreshes it once on a 401; `refresh`
+    /// receives the rejected token, or `nil` when the request was sent without one. See
     /// ``BearerAuthMiddleware``.
+    public static func bearer(
+        token: @escaping @Sendable () async throws -> String?,
+        refresh: @escaping @Sendable (_ rejected: String?) async throws -> String
+    ) -> BearerAuthMiddleware {
+        BearerAuthMiddleware(token: token, refresh: refresh)
+    }
+
+    /// Signs requests with a bearer token and refreshes it once on a 401 to a request
+    /// that carried one (a 401 to a request sent without a token is returned as is);
+    /// see ``BearerAuthMiddleware``. Chosen only when the closure needs a `String`.
+    @_disfavoredOverload
     public static func bearer(
         token: @escaping @Sendable () async throws -> String?,
         refresh: @escaping @Sendable (_ rejected: String) async throws -> String

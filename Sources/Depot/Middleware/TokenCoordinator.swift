@@ -23,15 +23,19 @@ final class TokenCoordinator: Sendable {
     }
 
     private let provider: @Sendable () async throws -> String?
-    private let refresher: @Sendable (String) async throws -> String
+    private let refresher: @Sendable (String?) async throws -> String
+    /// Whether a 401 to a request sent without a token starts a refresh (with `nil`).
+    let refreshesUnsigned: Bool
     private let state = Locked(State())
 
     init(
         token: @escaping @Sendable () async throws -> String?,
-        refresh: @escaping @Sendable (String) async throws -> String
+        refresh: @escaping @Sendable (String?) async throws -> String,
+        refreshesUnsigned: Bool
     ) {
         self.provider = token
         self.refresher = refresh
+        self.refreshesUnsigned = refreshesUnsigned
     }
 
     /// The token for a new request: the refreshed one when a refresh is running, the
@@ -77,12 +81,13 @@ final class TokenCoordinator: Sendable {
         }
     }
 
-    /// The token to replay with after the server rejected `rejected`: the one a refresh
-    /// already produced, the one a running refresh will produce, or the outcome of a new
-    /// refresh, which this call starts.
+    /// The token to replay with after the server rejected `rejected` (`nil`: a request
+    /// sent without a token): the one a refresh already produced (or any token known
+    /// now, when there was none), the one a running refresh will produce, or the
+    /// outcome of a new refresh, which this call starts.
     ///
     /// A refresh is shared: it is not cancelled when the request that started it is.
-    func replacement(for rejected: String) -> Future<String, RefreshFailure> {
+    func replacement(for rejected: String?) -> Future<String, RefreshFailure> {
         Future { [self] completion in
             enum Step {
                 case use(String)
@@ -113,7 +118,7 @@ final class TokenCoordinator: Sendable {
     }
 
     /// Runs the refresh in a task of its own and hands its outcome to every waiter.
-    private func startRefresh(rejecting rejected: String) {
+    private func startRefresh(rejecting rejected: String?) {
         let refresher = refresher
         Task { [self] in
             let result: RefreshResult

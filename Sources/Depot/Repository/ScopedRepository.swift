@@ -30,7 +30,8 @@
 /// base does (`/posts/5`), because json-server 0.17 routes only `GET` and `POST` on
 /// `/users/1/posts` and answers 404 to `/users/1/posts/5`. They do not check that the
 /// entity belongs to the parent. Pass `shallow: false` for servers that route entities
-/// only under their parent (`/users/1/posts/5`; ``InMemoryBackend`` answers both).
+/// only under their parent (`/users/1/posts/5`; ``InMemoryBackend`` answers both, the
+/// nested path only for an entity of that parent, as such servers do).
 ///
 /// ## With json-server
 ///

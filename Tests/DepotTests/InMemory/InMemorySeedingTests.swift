@@ -48,15 +48,24 @@ struct InMemorySeedingTests {
         #expect(backend.records(in: "posts") == [["id": 7, "user_id": 3, "title": "Snake"]])
     }
 
-    @Test("an empty backend has nothing until a POST creates a collection")
+    @Test(
+        "an empty backend is 404 to everything, POST included (json-server with {}); empty collections take writes"
+    )
     func empty() async throws {
-        let backend = InMemoryBackend()
-        #expect(memoryKind(await memorySend(backend, .get, "posts").memoryError) == "notFound")
-        #expect(backend.records(in: "posts").isEmpty)
-        let created = await memorySend(backend, .post, "posts", body: #"{"title": "first"}"#)
-        #expect(created.memoryResponse?.status == 201)
-        #expect(created.memoryJSON == ["id": 1, "title": "first"])
-        #expect(await memorySend(backend, .get, "posts").memoryIDs == [1])
+        let empty = InMemoryBackend()
+        #expect(memoryKind(await memorySend(empty, .get, "posts").memoryError) == "notFound")
+        #expect(memoryKind(await memorySend(empty, .post, "posts", body: "{}").memoryError) == "notFound")
+        #expect(empty.records(in: "posts").isEmpty)
+
+        let named = InMemoryBackend(collections: ["posts", "comments", "posts"])
+        let seeded = try InMemoryBackend(database: Data(#"{"posts": [], "comments": []}"#.utf8))
+        for backend in [named, seeded] {
+            #expect(await memorySend(backend, .get, "db").memoryJSON == ["posts": [], "comments": []])
+            let created = await memorySend(backend, .post, "posts", body: #"{"title": "first"}"#)
+            #expect(created.memoryResponse?.status == 201)
+            #expect(created.memoryJSON == ["id": 1, "title": "first"])
+            #expect(await memorySend(backend, .get, "posts").memoryIDs == [1])
+        }
     }
 
     @Test(

@@ -5,7 +5,7 @@ import Testing
 
 /// An app's token store: the token it holds, and the refreshes it was asked for.
 private final class TokenStore: Sendable {
-    private let state: Locked<(token: String?, reads: Int, refreshes: [String])>
+    private let state: Locked<(token: String?, reads: Int, refreshes: [String?])>
     private let fresh: String
     private let refreshGate: OneShotGate?
     private let refreshError: (any Error & Sendable)?
@@ -23,7 +23,8 @@ private final class TokenStore: Sendable {
     }
 
     var reads: Int { state.withLock { $0.reads } }
-    var refreshes: [String] { state.withLock { $0.refreshes } }
+    /// The tokens each refresh was given (`nil`: the request went out without one).
+    var refreshes: [String?] { state.withLock { $0.refreshes } }
 
     func token() async throws -> String? {
         state.withLock { state in
@@ -32,7 +33,7 @@ private final class TokenStore: Sendable {
         }
     }
 
-    func refresh(_ rejected: String) async throws -> String {
+    func refresh(_ rejected: String?) async throws -> String {
         state.withLock { $0.refreshes.append(rejected) }
         refreshStarted.open()
         if let refreshGate { await refreshGate.wait() }
@@ -84,16 +85,54 @@ struct BearerAuthMiddlewareTests {
         #expect(store.refreshes.isEmpty)
     }
 
-    @Test func withoutATokenTheRequestGoesUnsignedAndA401IsReturned() async {
+    @Test func withoutATokenTheRequestGoesUnsignedAndA401RefreshesWithNilAndReplays() async throws {
         let store = TokenStore(token: nil)
-        let backend = ScriptedBackend([.status(401), .status(200)])
+        let backend = ScriptedBackend(respond: acceptsOnlyNewToken)
+
+        let response = try await backend.with(store.middleware).send(BackendRequest(path: "me")).value
+
+        #expect(response.status == 200)
+        #expect(store.refreshes == [nil])
+        #expect(backend.requests.map(\.headers["Authorization"]) == [nil, "Bearer new"])
+    }
+
+    @Test func withoutATokenAFailedRefreshReturnsThe401() async {
+        let store = TokenStore(token: nil, refreshError: RefreshTokenExpired())
+        let backend = ScriptedBackend(respond: acceptsOnlyNewToken)
 
         let result = await backend.with(store.middleware).send(BackendRequest(path: "me")).result
 
-        #expect(result.failureStatus == 401)
+        guard case .failure(.unauthorized(_, let challenges)) = result else {
+            Issue.record("expected .unauthorized, got \(result)")
+            return
+        }
+        #expect(challenges.first?.parameters["error"] == "invalid_token")
+        #expect(store.refreshes == [nil])
         #expect(backend.requests.count == 1)
-        #expect(backend.requests.first?.headers.contains("Authorization") == false)
-        #expect(store.refreshes.isEmpty)
+    }
+
+    @Test func aRefreshThatTakesAStringIsNotAskedWhenNoTokenWasSent() async throws {
+        let refreshes = Locked<[String]>([])
+        let auth = BearerAuthMiddleware(
+            token: { nil },
+            refresh: { (rejected: String) in
+                refreshes.withLock { $0.append(rejected) }
+                return "new"
+            })
+        let unsigned = ScriptedBackend(respond: acceptsOnlyNewToken)
+        let result = await unsigned.with(auth).send(BackendRequest(path: "me")).result
+        #expect(result.failureStatus == 401)
+        #expect(unsigned.requests.count == 1)
+        #expect(refreshes.withLock { $0 }.isEmpty)
+
+        // With a token, that form refreshes as the other does; the factory picks it too.
+        let old = TokenStore(token: "old")
+        let signed = ScriptedBackend(respond: acceptsOnlyNewToken)
+        let factory: BearerAuthMiddleware = .bearer(
+            token: { try await old.token() },
+            refresh: { (rejected: String) in try await old.refresh(rejected) })
+        #expect(try await signed.with(factory).send(BackendRequest(path: "me")).value.status == 200)
+        #expect(old.refreshes == ["old"])
     }
 
     @Test func a401RefreshesOnceAndReplaysWithTheNewToken() async throws {
@@ -169,20 +208,23 @@ struct BearerAuthMiddlewareTests {
         #expect(backend.requests.isEmpty)
     }
 
-    @Test func concurrent401sShareOneRefresh() async throws {
-        let store = TokenStore(token: "old")
-        // Holds the first answers until all ten requests arrived with the old token, so
-        // that every one of them meets a 401.
+    /// With a stale token or with none, every request meets a 401 and all share one refresh.
+    @Test(arguments: [(String?.some("old"), 10), (nil, 20)])
+    func concurrent401sShareOneRefresh(token: String?, count: Int) async throws {
+        let store = TokenStore(token: token)
+        let first = token.map { "Bearer \($0)" }
+        // Holds the first answers until all the requests arrived with the first token (or
+        // none), so that every one of them meets a 401.
         let allArrived = OneShotGate()
-        let oldTokens = Locked(0)
+        let firstAttempts = Locked(0)
         let backend = ScriptedBackend { request, _, reply in
-            guard request.headers["Authorization"] == "Bearer old" else {
+            guard request.headers["Authorization"] == first else {
                 return reply(acceptsOnlyNewToken(request))
             }
-            if oldTokens.withLock({ count in
-                count += 1
-                return count
-            }) == 10 {
+            if firstAttempts.withLock({ arrived in
+                arrived += 1
+                return arrived
+            }) == count {
                 allArrived.open()
             }
             Task {
@@ -190,26 +232,37 @@ struct BearerAuthMiddlewareTests {
                 reply(acceptsOnlyNewToken(request))
             }
         }
-        let client = backend.with(store.middleware)
+        let results = await sendConcurrently(count, through: backend.with(store.middleware)) { id in
+            BackendRequest(path: "items/\(id)")
+        }
 
-        let results: [Result<BackendResponse, ServiceError>] =
-            await boundedWait(10) {
-                await withTaskGroup(of: Result<BackendResponse, ServiceError>.self) { group in
-                    for id in 1...10 {
-                        group.addTask { await client.send(BackendRequest(path: "items/\(id)")).result }
-                    }
-                    return await group.reduce(into: [Result<BackendResponse, ServiceError>]()) {
-                        $0.append($1)
-                    }
-                }
-            } ?? []
-
-        #expect(results.count == 10)
+        #expect(results.count == count)
         #expect(results.allSatisfy { (try? $0.get().status) == 200 })
-        #expect(store.refreshes == ["old"])
-        let tokens = backend.requests.map { $0.headers["Authorization"] ?? "" }
-        #expect(tokens.filter { $0 == "Bearer old" }.count == 10)
-        #expect(tokens.filter { $0 == "Bearer new" }.count == 10)
+        #expect(store.refreshes == [token])
+        let tokens = backend.requests.map { $0.headers["Authorization"] }
+        #expect(tokens.filter { $0 == first }.count == count)
+        #expect(tokens.filter { $0 == "Bearer new" }.count == count)
+    }
+
+    @Test func aSignedOutClientGetsItsFirstTokenFromOneRefreshOnAnInMemoryRoute() async throws {
+        let server = InMemoryBackend()
+        server.route(.get, "me") { context in
+            context.request.headers["Authorization"] == "Bearer issued"
+                ? .json(["name": "Ada"])
+                : BackendResponse(status: 401, headers: ["WWW-Authenticate": #"Bearer realm="api""#])
+        }
+        let session = SignedOutSession(issuing: "issued")
+
+        let results = await sendConcurrently(20, through: server.with(session.middleware)) { _ in
+            BackendRequest(path: "me")
+        }
+
+        #expect(results.count == 20)
+        #expect(results.allSatisfy { (try? $0.get().json()["name"]) == "Ada" })
+        #expect(await session.refreshes == [nil])
+        let sent = server.requests.map { $0.headers["Authorization"] }
+        #expect(sent.filter { $0 == "Bearer issued" }.count == 20)
+        #expect(sent.allSatisfy { $0 == nil || $0 == "Bearer issued" })
     }
 
     @Test func aLate401WithAnAlreadyReplacedTokenDoesNotRefreshAgain() async throws {

@@ -26,6 +26,23 @@ import Testing
         #expect(challenges.first?.scheme == "Bearer")
     }
 
+    @Test func withoutATokenHTTPBinsBearer401RefreshesOnceForTwentyRequestsAndEachSucceeds() async throws {
+        let session = SignedOutSession(issuing: "first-t0ken")
+        let backend = URLSessionBackend(baseURL: try httpbin()).with(session.middleware)
+
+        let results = await sendConcurrently(20, through: backend, within: 30) { _ in
+            BackendRequest(path: "bearer")
+        }
+
+        #expect(results.count == 20)
+        for result in results {
+            let json = try result.get().json()
+            #expect(json["authenticated"] == .bool(true))
+            #expect(json["token"] == .string("first-t0ken"))
+        }
+        #expect(await session.refreshes == [nil])
+    }
+
     @Test func sendsBasicCredentials() async throws {
         let credentials = Data("ada:s3cret:with:colons".utf8).base64EncodedString()
         let backend = URLSessionBackend(baseURL: try httpbin())

@@ -63,7 +63,7 @@ struct CreatableTests {
 
     @Test("8 concurrent tasks creating 200 posts each end with 1600 distinct ids")
     func concurrentCreates() async throws {
-        let backend = InMemoryBackend()
+        let backend = InMemoryBackend(collections: ["posts"])
         let posts = PostRepository(backend: backend)
         let ids = try await withThrowingTaskGroup(of: [Int].self) { group in
             for task in 0..<8 {

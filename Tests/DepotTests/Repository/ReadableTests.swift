@@ -81,7 +81,7 @@ struct ReadableTests {
         "an id that looks like a path stays inside its collection",
         arguments: ["../users", "a/b?c#d", "..", "1?x=1"])
     func idStaysInside(id: String) async throws {
-        let backend = InMemoryBackend()
+        let backend = InMemoryBackend(collections: ["notes"])
         let notes = NoteRepository(backend: backend)
         _ = try await notes.create(Note(id: id, text: "kept")).value
         let found = try await notes.findByID(id).value

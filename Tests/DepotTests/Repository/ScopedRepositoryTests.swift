@@ -178,6 +178,7 @@ struct ScopedRepositoryTests {
 
     @Test("parent ids are one percent-encoded segment; an empty one is .invalidRequest")
     func parentSegments() async throws {
+        let backend = InMemoryBackend(collections: ["notes"])
         let notes = NoteRepository(backend: backend)
         let scoped = notes.scoped(under: ["folders", "a/b?c"])
         _ = try await scoped.create(Note(id: "n1", text: "x")).value
@@ -186,7 +187,7 @@ struct ScopedRepositoryTests {
         #expect(backend.records(in: "notes").first?["folderId"] == "a/b?c")
 
         let count = backend.requests.count
-        let empty = await posts.scoped(under: ["users", ""]).findAll().result
+        let empty = await notes.scoped(under: ["users", ""]).findAll().result
         #expect(empty.failure?.caseName == "invalidRequest")
         #expect(backend.requests.count == count)
     }

@@ -44,8 +44,8 @@ extension BackendResponse {
     }
 
     /// An error response with the JSON body `{"error": message}`, which
-    /// ``ServiceError/message`` reads back; ``InMemoryBackend`` answers its own
-    /// failures (404, 400, 405, 409) this way.
+    /// ``ServiceError/message`` reads back; ``InMemoryBackend`` answers its own 400s
+    /// and 409s this way (its 404s are `{}`, as json-server's).
     ///
     /// ```swift
     /// backend.route(.post, "movies/:id/rent") { _ in .error(409, "already rented") }

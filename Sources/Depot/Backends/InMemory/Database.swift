@@ -2,17 +2,19 @@ import Foundation
 
 /// Why the store refused an operation, as the status and message of the answer.
 struct Refusal: Error {
-    /// The HTTP status: 400, 404, 405 or 409.
+    /// The HTTP status: 400, 404 or 409.
     var status: Int
-    /// The explanation, sent as `{"error": message}`.
+    /// The explanation, sent as `{"error": message}`; a 404 has none.
     var message: String
-    /// Extra headers (`Allow` for a 405).
-    var headers: HTTPHeaders = [:]
 
-    /// The error response.
-    var response: BackendResponse { .error(status, message, headers: headers) }
+    /// The error response: `{}` for a 404, as json-server answers every 404 (its
+    /// router's last handler sends `res.locals.data || {}`), else `{"error": message}`.
+    var response: BackendResponse {
+        status == 404 ? .json([:], status: 404) : .error(status, message)
+    }
 
-    static func notFound(_ message: String) -> Refusal { Refusal(status: 404, message: message) }
+    /// A 404: an unknown name, id or path, or a method the resource does not serve.
+    static let notFound = Refusal(status: 404, message: "")
     static func badRequest(_ message: String) -> Refusal { Refusal(status: 400, message: message) }
 }
 
@@ -34,6 +36,11 @@ final class Database {
     private var objects: [String: StoredRecord] = [:]
 
     init() {}
+
+    /// A database of empty collections named `names` (a name given twice is one).
+    init(emptyCollections names: [String]) {
+        for name in names where collections[name] == nil { set(name, .collection(RecordCollection())) }
+    }
 
     /// A database seeded from a db.json document.
     ///
@@ -115,7 +122,9 @@ final class Database {
 
     // MARK: - Collections
 
-    /// Adds a record to collection `name`, creating the collection if there is none.
+    /// Adds a record to collection `name`, creating the collection if there is none
+    /// (for ``RouteContext/insert(_:into:)``; json-server's router answers 404 to a
+    /// `POST` for a name it does not have, and so does ``JSONServer``).
     ///
     /// An id that is missing or falsy (`null`, `0`, `""`, `false`) is replaced with
     /// ``RecordCollection/nextID()``; a given id is kept.
@@ -166,7 +175,7 @@ final class Database {
     @discardableResult
     func delete(in name: String, id: String) throws(Refusal) -> StoredRecord {
         let (collection, _) = try existing(name, id)
-        guard let removed = collection.remove(id: id) else { throw .notFound("\(name)/\(id) not found") }
+        guard let removed = collection.remove(id: id) else { throw .notFound }
         if collection.record(id: id) == nil {
             let foreignKey = Inflector.singular(name) + "Id"
             for other in collections.values where other.foreignKeys.contains(foreignKey) {
@@ -177,8 +186,8 @@ final class Database {
     }
 
     private func existing(_ name: String, _ id: String) throws(Refusal) -> (RecordCollection, StoredRecord) {
-        guard let collection = collections[name] else { throw .notFound("no collection named \"\(name)\"") }
-        guard let record = collection.record(id: id) else { throw .notFound("\(name)/\(id) not found") }
+        guard let collection = collections[name] else { throw .notFound }
+        guard let record = collection.record(id: id) else { throw .notFound }
         return (collection, record)
     }
 
@@ -204,7 +213,7 @@ final class Database {
     ///
     /// - Throws: 404 when there is no such object.
     func patchObject(_ name: String, changes: [String: JSONValue]) throws(Refusal) -> StoredRecord {
-        guard let old = objects[name] else { throw .notFound("no object named \"\(name)\"") }
+        guard let old = objects[name] else { throw .notFound }
         var members = old.members
         members.merge(changes) { _, new in new }
         let record = StoredRecord(members: members)

@@ -28,24 +28,35 @@ import Foundation
 ///   (shallow merge, id kept), `DELETE` (200 with `{}`; json-server also deletes the
 ///   records whose foreign key pointed at it, e.g. a post's comments).
 /// - `GET`/`POST /users/1/posts` (through the `userId` foreign key; `POST` sets it),
-///   `GET`/`PUT`/`PATCH`/`DELETE /users/1/posts/5` (the post), singular objects
-///   (`GET`/`PUT`/`PATCH`/`POST /profile`), and `GET /db` (everything).
+///   `GET`/`PUT`/`PATCH`/`DELETE /users/1/posts/5` (post 5 when `/users/1/posts`
+///   lists it, else 404; json-server answers 404 to every such path), singular
+///   objects (`GET`/`PUT`/`PATCH`/`POST /profile`), and `GET /db` (everything).
 /// - `HEAD` answers like `GET` without a body; `OPTIONS` answers 204 with `Allow`.
 /// - A successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
 ///   `If-None-Match` matches it is answered `304` without a body, as Express does for
 ///   json-server (so ``CacheMiddleware`` works in process too).
-/// - `POST` to an unknown collection creates it; any other request for an unknown
-///   name is 404.
+/// - Bodies are read by `Content-Type`, as json-server's body parsers read them:
+///   `application/json` (also a body without `Content-Type`, which
+///   ``URLSessionBackend`` sends as JSON), and `application/x-www-form-urlencoded`
+///   (``RequestBody/form(_:)``), whose values are stored as strings
+///   (`title=Hi&userId=3` stores `"userId": "3"`; a repeated name is an array). A
+///   body of any other type is not read at all: json-server sees `{}`, so a `POST`
+///   stores only an id and a `PATCH` changes nothing.
+/// - Only the names it holds are routed, as json-server routes only the members of
+///   its db.json: any request for an unknown name is 404, `POST` included (seed a
+///   collection, even an empty one, to create records in it).
 ///
 /// A request that ``BackendRequest/validate()`` refuses (a header with CR, LF or NUL,
 /// a `GET` with a body) fails with ``ServiceError/invalidRequest(_:)`` before anything
 /// is answered, exactly as ``URLSessionBackend`` refuses to send it.
 ///
 /// Errors are answered as the network would answer them and classified by
-/// ``ServiceError/init(response:for:)``: unknown names and ids are 404, a body that
-/// is not JSON (or not an object) is 400 (json-server answers 500 with an HTML page),
-/// a method a resource does not support is 405 with `Allow`, a taken id is 409. Each
-/// error body is `{"error": "…"}`, which ``ServiceError/message`` reads.
+/// ``ServiceError/init(response:for:)``. As json-server, every 404 (an unknown name,
+/// id or path, or a method the resource does not serve, such as `PUT /posts`) has the
+/// body `{}`, so ``ServiceError/message`` is `nil` as it is in production. Where Depot
+/// answers better than json-server's 500, a body that is not JSON (or not an object)
+/// is 400 and a taken id is 409, with `{"error": "…"}`, which
+/// ``ServiceError/message`` reads.
 ///
 /// Paths are relative to ``baseURL`` (`"posts"`, `"/posts"`, `"posts/1?_embed=comments"`),
 /// or absolute URLs of its origin such as a `Link` header gives. Each segment is
@@ -65,9 +76,23 @@ public final class InMemoryBackend: Backend, Sendable {
     /// The default ``baseURL``: `http://localhost/`.
     public static let defaultBaseURL = URL(string: "http://localhost/") ?? URL(fileURLWithPath: "/")
 
-    /// An empty backend: every `GET` is 404 until a `POST` creates a collection.
+    /// An empty backend, as json-server with `{}` for a database: every request is
+    /// 404, `POST` included, until a route handler inserts records
+    /// (``RouteContext/insert(_:into:)``). A backend that tests create records in
+    /// starts with its collections: ``init(collections:)``.
     public init() {
         store = InMemoryStore(database: Database(), baseURL: Self.defaultBaseURL)
+    }
+
+    /// A backend with the collections `names`, each empty, as a db.json of
+    /// `{"posts": [], "users": []}` gives: a `POST` creates the first record.
+    ///
+    /// ```swift
+    /// let backend = InMemoryBackend(collections: ["posts", "users"])
+    /// let post = try await PostRepository(backend: backend).create(draft).value   // id 1
+    /// ```
+    public convenience init(collections names: [String]) {
+        self.init(storage: Database(emptyCollections: names))
     }
 
     /// A backend seeded with a db.json-shaped document: an object whose members are
@@ -197,7 +222,7 @@ public final class InMemoryBackend: Backend, Sendable {
     public func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
         let store = self.store
         return Future { completion in
-            let body = ParsedBody(request.body)
+            let body = ParsedBody(request)
             switch store.receive(request, body: body) {
             case .answered(let result):
                 completion(ConditionalGET.apply(to: result, for: request))

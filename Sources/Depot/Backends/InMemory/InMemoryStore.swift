@@ -118,9 +118,9 @@ final class InMemoryStore: @unchecked Sendable {
     /// The answer to `request` from the routes or json-server, unclassified.
     private func respond(_ request: BackendRequest, body: ParsedBody) throws(ServiceError) -> BackendResponse
     {
+        // A path outside the base is one no route serves: json-server's 404, `{}`.
         guard let target = try RequestTarget.parse(request, base: base) else {
-            let path = QueryString.withoutQuery(request.path).prefix(200)
-            return .error(404, "\(path) is outside the backend's base \(baseURLValue)")
+            return Refusal.notFound.response
         }
         for route in routes where route.answers(request.method) {
             guard let parameters = route.pattern.match(target.segments) else { continue }
@@ -138,11 +138,10 @@ final class InMemoryStore: @unchecked Sendable {
         locked {
             do throws(ServiceError) {
                 guard let target = try RequestTarget.parse(request, base: base) else {
-                    let path = QueryString.withoutQuery(request.path).prefix(200)
-                    return .error(404, "\(path) is outside the backend's base")
+                    return Refusal.notFound.response
                 }
                 var response = JSONServer(database: database, base: base)
-                    .respond(request.method, target, body: ParsedBody(request.body))
+                    .respond(request.method, target, body: ParsedBody(request))
                 if request.method == .head { response.body = Data() }
                 return response
             } catch {

@@ -1,35 +1,73 @@
 import Foundation
 
-/// The body of a request, parsed once before the store is locked.
+/// The body of a request, parsed once before the store is locked, by its
+/// `Content-Type` as json-server 0.17's body parsers read it
+/// (`bodyParser.json()` and `bodyParser.urlencoded({ extended: false })`).
 enum ParsedBody: Sendable {
     /// No body, or an empty one.
     case none
-    /// A JSON body.
+    /// An `application/json` body (also a body without `Content-Type`, which
+    /// ``URLSessionBackend`` sends as `application/json`).
     case json(JSONValue)
-    /// A body that is not JSON, with the parser's explanation.
+    /// An `application/x-www-form-urlencoded` body: every value a string, a repeated
+    /// name an array of strings, as Node's `querystring` reads it.
+    case form([String: JSONValue])
+    /// A JSON body that does not parse, with the parser's explanation.
     case malformed(String)
+    /// A body of a type neither parser reads (`text/plain`, `multipart/form-data`,
+    /// `application/merge-patch+json`): json-server sees `{}`.
+    case unparsed
 
-    /// Parses `data`.
-    init(_ data: Data?) {
-        guard let data, !data.isEmpty else {
+    /// Parses the body of `request`.
+    init(_ request: BackendRequest) {
+        guard let type = request.bodyMediaType, let data = request.body else {
             self = .none
             return
         }
-        switch JSONParser.parse(data, depth: JSONParser.recordDepth) {
-        case .success(let value): self = .json(value)
-        case .failure(let error): self = .malformed(error.description)
+        switch type {
+        case "application/json":
+            switch JSONParser.parse(data, depth: JSONParser.recordDepth) {
+            case .success(let value): self = .json(value)
+            case .failure(let error): self = .malformed(error.description)
+            }
+        case "application/x-www-form-urlencoded":
+            self = .form(Self.form(data))
+        default:
+            self = .unparsed
         }
     }
 
-    /// The JSON value, if the body was JSON.
+    /// The members of a URL-encoded form: `title=form&userId=3` is
+    /// `{"title": "form", "userId": "3"}`, `tag=a&tag=b` is `{"tag": ["a", "b"]}`, a
+    /// name without `=` is `""`. Names and values are decoded leniently, as query
+    /// strings are (``QueryString/parse(_:)``); bytes that are not UTF-8 become U+FFFD.
+    private static func form(_ data: Data) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for item in QueryString.parse(Substring(String(decoding: data, as: UTF8.self))) {
+            let value = JSONValue.string(item.value ?? "")
+            switch members[item.name] {
+            case nil: members[item.name] = value
+            case .array(let values)?: members[item.name] = .array(values + [value])
+            case let first?: members[item.name] = .array([first, value])
+            }
+        }
+        return members
+    }
+
+    /// The body as json-server's handlers see `req.body`, when it was parsed: the JSON
+    /// value, or the form as an object.
     var value: JSONValue? {
-        if case .json(let value) = self { return value }
-        return nil
+        switch self {
+        case .json(let value): return value
+        case .form(let members): return .object(members)
+        case .none, .malformed, .unparsed: return nil
+        }
     }
 }
 
 /// json-server 0.17's router over a ``Database``: which resource a path names, and
-/// what each method does to it. Answers every outcome as a response (errors as
+/// what each method does to it. Answers every outcome as a response (a 404 as `{}`,
+/// as json-server's last handler answers whatever no route served; a 400 or 409 as
 /// `{"error": …}`); the backend classifies it.
 struct JSONServer {
     let database: Database
@@ -57,12 +95,11 @@ struct JSONServer {
             return try nested(
                 method, parent: segments[0], parentID: segments[1], child: segments[2], target, body)
         case 4:
-            // `/users/1/posts/5` is `/posts/5`. json-server 0.17 answers 404 here; Depot
-            // routes it for repositories scoped with `shallow: false`.
-            guard method != .post else { throw Self.notAllowed(method, segments, allow: Self.recordMethods) }
-            return try record(method, segments[2], id: segments[3], target: target, body: body)
+            let (parent, parentID, child, id) = (segments[0], segments[1], segments[2], segments[3])
+            return try nestedRecord(
+                method, parent: parent, parentID: parentID, child: child, id: id, target, body)
         default:
-            throw .notFound("no resource at /\(target.encodedPath)")
+            throw .notFound
         }
     }
 
@@ -78,11 +115,12 @@ struct JSONServer {
                 return try Listing.respond(
                     collection, named: name, scope: nil, at: location(target), database: database)
             case .post:
-                return try create(in: name, body: body)
+                return try create(in: name, members: try Self.object(body), target: target)
             case .options:
                 return Self.options(Self.collectionMethods)
             default:
-                throw Self.notAllowed(method, [name], allow: Self.collectionMethods)
+                // json-server's router has no such route: its 404 handler answers `{}`.
+                throw .notFound
             }
         case .object(let object)?:
             switch method {
@@ -92,19 +130,19 @@ struct JSONServer {
                 let stored = try database.setObject(name, members: try Self.object(body))
                 guard method == .post else { return Self.ok(stored.bytes) }
                 var headers = BackendResponse.jsonHeaders()
-                headers["Location"] = base.url(PathSegment.encode(name))
+                headers["Location"] = base.url(target.encodedPath)
                 return BackendResponse(status: 201, headers: headers, body: stored.bytes)
             case .patch:
                 return Self.ok(try database.patchObject(name, changes: try Self.object(body)).bytes)
             case .options:
                 return Self.options(Self.objectMethods)
             case .delete:
-                throw Self.notAllowed(method, [name], allow: Self.objectMethods)
+                throw .notFound
             }
         case nil:
-            if method == .post { return try create(in: name, body: body) }
+            // json-server routes only the names its database has: `POST /nothing` is 404.
             if name == "db" && (method == .get || method == .head) { return Self.ok(database.body) }
-            throw .notFound("no collection or object named \"\(name)\"")
+            throw .notFound
         }
     }
 
@@ -116,11 +154,11 @@ struct JSONServer {
         throws(Refusal) -> BackendResponse
     {
         guard case .collection(let collection)? = database.resource(name) else {
-            throw .notFound("no collection named \"\(name)\"")
+            throw .notFound
         }
         switch method {
         case .get, .head:
-            guard let record = collection.record(id: id) else { throw .notFound("\(name)/\(id) not found") }
+            guard let record = collection.record(id: id) else { throw .notFound }
             if target.query.isEmpty { return Self.ok(record.bytes) }
             let query = ListQuery(target.query)
             let relations = Relations(
@@ -136,7 +174,7 @@ struct JSONServer {
         case .options:
             return Self.options(Self.recordMethods)
         case .post:
-            throw Self.notAllowed(method, [name, id], allow: Self.recordMethods)
+            throw .notFound
         }
     }
 
@@ -146,43 +184,71 @@ struct JSONServer {
     /// resource: `GET /users/1/posts?…` is `GET /posts?…&userId=1` (the route's
     /// `userId` replacing the query's), `POST /users/1/posts` is `POST /posts` with
     /// `userId` set in the body. The parent need not exist. A singular child
-    /// (`/users/1/profile`) is answered as `/profile` is.
+    /// (`/users/1/profile`) is answered as `/profile` is. A nested `POST`'s `Location`
+    /// is the request's URL plus the new id (`/users/1/posts/101`), as json-server
+    /// builds it.
     ///
     /// Where Depot differs on purpose: the foreign key is stored as the parent's id
     /// is (`1`), where json-server 0.17 stores the URL's text (`"1"`, which then
-    /// neither matches `_embed` nor decodes as a number: typicode/json-server#925);
-    /// `Location` is the record's own URL (`/posts/101`); and a child collection
-    /// that does not exist yet is created by `POST`, as `POST /name` creates it.
+    /// neither matches `_embed` nor decodes as a number: typicode/json-server#925).
     private func nested(
         _ method: HTTPMethod, parent: String, parentID: String, child: String, _ target: RequestTarget,
         _ body: ParsedBody
     ) throws(Refusal) -> BackendResponse {
-        let foreignKey = Inflector.singular(parent) + "Id"
+        let scope = Listing.Scope(parent: parent, id: parentID)
         let resource = database.resource(child)
         switch method {
         case .get, .head:
             switch resource {
             case .collection(let collection)?:
                 return try Listing.respond(
-                    collection, named: child, scope: Listing.Scope(key: foreignKey, value: parentID),
+                    collection, named: child, scope: scope,
                     at: location(target), database: database)
             case .object?:
                 return try self.resource(method, child, target: target, body: body)
             case nil:
-                throw .notFound("no collection named \"\(child)\"")
+                throw .notFound
             }
         case .post:
             var members = try Self.object(body)
-            members[foreignKey] = parentIDValue(parent, parentID)
-            if case .object? = resource {
+            members[scope.key] = parentIDValue(parent, parentID)
+            switch resource {
+            case .collection?: return try create(in: child, members: members, target: target)
+            case .object?:
                 return try self.resource(method, child, target: target, body: .json(.object(members)))
+            case nil: throw .notFound
             }
-            return try create(in: child, members: members)
         case .options:
-            return Self.options([.get, .head, .post])
+            return Self.options(Self.collectionMethods)
         default:
-            throw Self.notAllowed(method, [parent, parentID, child], allow: [.get, .head, .post])
+            throw .notFound
         }
+    }
+
+    // MARK: - /parent/:id/children/:id
+
+    /// `/users/1/posts/5`, which json-server 0.17 answers 404 (it routes no such path
+    /// unless given a routes file); Depot routes it for repositories scoped with
+    /// `shallow: false`, as an API that routes entities only under their parent does:
+    /// the record is answered (read, replaced, patched, deleted) as `/posts/5` is, when
+    /// the nested listing `/users/1/posts` holds it, and is 404 otherwise, so
+    /// `/users/1/posts/15` for a post of user 2 is 404. `PUT` and `PATCH` store the
+    /// parent's id in the foreign key, as a nested `POST` does, so the record stays
+    /// where it was written.
+    private func nestedRecord(
+        _ method: HTTPMethod, parent: String, parentID: String, child: String, id: String,
+        _ target: RequestTarget, _ body: ParsedBody
+    ) throws(Refusal) -> BackendResponse {
+        let scope = Listing.Scope(parent: parent, id: parentID)
+        guard method != .post, case .collection(let collection)? = database.resource(child),
+            let record = collection.record(id: id), scope.holds(record, in: collection)
+        else { throw .notFound }
+        guard method == .put || method == .patch else {
+            return try self.record(method, child, id: id, target: target, body: body)
+        }
+        var members = try Self.object(body)
+        members[scope.key] = parentIDValue(parent, parentID)
+        return try self.record(method, child, id: id, target: target, body: .json(.object(members)))
     }
 
     /// The parent's id as stored (`1`, not `"1"`), or the text read as an integer
@@ -195,23 +261,28 @@ struct JSONServer {
 
     // MARK: - Writing
 
-    private func create(in name: String, body: ParsedBody) throws(Refusal) -> BackendResponse {
-        try create(in: name, members: try Self.object(body))
-    }
-
-    private func create(in name: String, members: [String: JSONValue]) throws(Refusal) -> BackendResponse {
+    /// `POST` to collection `name`: 201 with the record, and `Location` the request's
+    /// path plus the new id (`/posts/101`, `/users/1/posts/101`), as json-server sends
+    /// `${fullURL}/${id}`. Unlike json-server, which appends the id to the URL as sent
+    /// (after any query string), the path is rebuilt from its decoded segments and the
+    /// id percent-encoded, so `Location` is always a well-formed URL of the record.
+    private func create(in name: String, members: [String: JSONValue], target: RequestTarget) throws(Refusal)
+        -> BackendResponse
+    {
         let record = try database.create(in: name, members: members)
         var headers = BackendResponse.jsonHeaders()
-        headers["Location"] = base.url(PathSegment.join([name, record.idText ?? ""]))
+        headers["Location"] = base.url(PathSegment.join(target.segments + [record.idText ?? ""]))
         return BackendResponse(status: 201, headers: headers, body: record.bytes)
     }
 
-    /// The body as an object: no body is `{}` (as json-server's body parser gives).
+    /// The body as an object: no body, or one of a type json-server's parsers skip, is
+    /// `{}` (its `req.body`); a form is its fields, as strings.
     ///
-    /// - Throws: 400 for a body that is not JSON, or JSON but not an object.
+    /// - Throws: 400 for a JSON body that does not parse, or is not an object.
     static func object(_ body: ParsedBody) throws(Refusal) -> [String: JSONValue] {
         switch body {
-        case .none: return [:]
+        case .none, .unparsed: return [:]
+        case .form(let members): return members
         case .malformed(let reason): throw .badRequest("the body is not valid JSON: \(reason)")
         case .json(let value):
             guard case .object(let members) = value else {
@@ -235,18 +306,9 @@ struct JSONServer {
     private static let recordMethods: [HTTPMethod] = [.get, .head, .put, .patch, .delete]
     private static let objectMethods: [HTTPMethod] = [.get, .head, .post, .put, .patch]
 
-    private static func allowHeader(_ methods: [HTTPMethod]) -> HTTPHeaders {
-        ["Allow": (methods + [.options]).map(\.rawValue).joined(separator: ", ")]
-    }
-
+    /// `OPTIONS`: 204 with `Allow` naming the methods the resource serves.
     private static func options(_ methods: [HTTPMethod]) -> BackendResponse {
-        BackendResponse(status: 204, headers: allowHeader(methods))
-    }
-
-    private static func notAllowed(_ method: HTTPMethod, _ segments: [String], allow: [HTTPMethod]) -> Refusal
-    {
-        Refusal(
-            status: 405, message: "\(method.rawValue) is not allowed on /\(PathSegment.join(segments))",
-            headers: allowHeader(allow))
+        BackendResponse(
+            status: 204, headers: ["Allow": (methods + [.options]).map(\.rawValue).joined(separator: ", ")])
     }
 }

@@ -76,11 +76,11 @@ struct ListQuery {
         }
     }
 
-    /// Replaces every filter named `key` with `key=value`, as json-server's nested
+    /// Replaces every filter named as `filter` is with it, as json-server's nested
     /// route sets `req.query.userId` for `GET /users/1/posts`.
-    mutating func setFilter(_ key: String, to value: String) {
-        filters.removeAll { $0.key == key }
-        filters.append(Filter(key: key, path: key, operation: .equal, values: [value]))
+    mutating func setFilter(_ filter: Filter) {
+        filters.removeAll { $0.key == filter.key }
+        filters.append(filter)
     }
 
     /// `name` without a trailing `[]` or `[digits]`: `id[]` and `id[0]` are `id`.
@@ -113,7 +113,9 @@ struct CompiledFilter {
     let filter: ListQuery.Filter
     private let patterns: [NSRegularExpression]
 
-    /// Compiles the `_like` patterns.
+    /// Compiles the `_like` patterns. An empty one (`title_like=`, what a cleared
+    /// search box sends) is JavaScript's `new RegExp("")`, `/(?:)/`, which matches
+    /// every value, as json-server reads it (ICU refuses an empty pattern).
     ///
     /// - Throws: 400 for a pattern that is not a regular expression (json-server
     ///   answers 500).
@@ -126,7 +128,9 @@ struct CompiledFilter {
         var compiled: [NSRegularExpression] = []
         for value in filter.values {
             do {
-                compiled.append(try NSRegularExpression(pattern: value, options: [.caseInsensitive]))
+                compiled.append(
+                    try NSRegularExpression(
+                        pattern: value.isEmpty ? "(?:)" : value, options: [.caseInsensitive]))
             } catch {
                 throw .badRequest("\(filter.key)=\(value) is not a valid regular expression")
             }

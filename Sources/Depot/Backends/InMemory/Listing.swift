@@ -11,6 +11,25 @@ enum Listing {
         var key: String
         /// The parent's id as text.
         var value: String
+
+        /// The scope of `/parent/:id/…`: `userId` = `1` for `/users/1/posts`.
+        init(parent: String, id: String) {
+            key = Inflector.singular(parent) + "Id"
+            value = id
+        }
+
+        /// The filter the scope adds.
+        var filter: ListQuery.Filter {
+            ListQuery.Filter(key: key, path: key, operation: .equal, values: [value])
+        }
+
+        /// Whether the scope's listing holds `record` of `collection`: its foreign key
+        /// reads the parent's id (compared as the listing's filter compares it), or no
+        /// record of `collection` has the key (the filter is then dropped).
+        func holds(_ record: StoredRecord, in collection: RecordCollection) -> Bool {
+            if (try? CompiledFilter(filter))?.matches(record.members) == true { return true }
+            return !collection.someRecordHas(path: key)
+        }
     }
 
     /// Where the listing was asked, for the `Link` header's URLs.
@@ -34,7 +53,7 @@ enum Listing {
         database: Database
     ) throws(Refusal) -> BackendResponse {
         var query = ListQuery(location.query)
-        if let scope { query.setFilter(scope.key, to: scope.value) }
+        if let scope { query.setFilter(scope.filter) }
         var headers = BackendResponse.jsonHeaders()
         if query.isEmpty {
             return BackendResponse(status: 200, headers: headers, body: collection.body)

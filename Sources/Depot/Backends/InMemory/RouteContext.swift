@@ -53,8 +53,10 @@ public struct RouteContext: Sendable {
     /// The query items: those of a query string inside the path first, then the
     /// request's own.
     public let query: [URLQueryItem]
-    /// The body parsed as JSON; `nil` when it is empty or not JSON (the raw bytes
-    /// are in `request.body`).
+    /// The body as json-server's body parsers read it, by `Content-Type`: JSON (also
+    /// a body without `Content-Type`, sent as JSON), or a URL-encoded form as an
+    /// object of strings (`tag=a&tag=b` is `{"tag": ["a", "b"]}`); `nil` when it is
+    /// empty, malformed JSON, or of another type (the raw bytes are in `request.body`).
     public let body: JSONValue?
     /// The backend's base URL when the request arrived, for absolute links.
     public let baseURL: URL
@@ -90,6 +92,9 @@ public struct RouteContext: Sendable {
 
     /// The body decoded as `T`.
     ///
+    /// A URL-encoded form decodes as the object ``body`` gives (every value a
+    /// string); any other body as JSON, whatever its `Content-Type`.
+    ///
     /// - Throws: ``ServiceError/clientError(_:)`` with status 400, as a server would
     ///   answer, when the body is missing, not JSON, or not a `T`.
     public func decodeBody<T: Decodable>(as type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder())
@@ -98,11 +103,14 @@ public struct RouteContext: Sendable {
         guard let data = request.body, !data.isEmpty else {
             throw failure(.badRequest("the request has no body"))
         }
-        if case .malformed(let reason) = parsedBody {
-            throw failure(.badRequest("the body is not valid JSON: \(reason)"))
+        var json = data
+        switch parsedBody {
+        case .malformed(let reason): throw failure(.badRequest("the body is not valid JSON: \(reason)"))
+        case .form(let members): json = JSONWriter.encode(object: members)
+        case .none, .json, .unparsed: break
         }
         do {
-            return try decoder.decodeChecked(T.self, from: data)
+            return try decoder.decodeChecked(T.self, from: json)
         } catch {
             throw failure(.badRequest("the body is not a valid \(T.self): \(error)"))
         }
@@ -134,9 +142,10 @@ public struct RouteContext: Sendable {
         return store.withDatabase { $0.collection(collection)?.record(id: text)?.value }
     }
 
-    /// Adds `record` (a JSON object) to `collection`, creating the collection if
-    /// needed, exactly as `POST /collection` does: a missing id becomes the largest
-    /// integer id plus one, a given id is kept.
+    /// Adds `record` (a JSON object) to `collection` as `POST /collection` does (a
+    /// missing id becomes the largest integer id plus one, a given id is kept), and
+    /// unlike it creates the collection when there is none, so a handler can start
+    /// one (`POST /nothing` over HTTP is 404, as json-server answers).
     ///
     /// - Returns: the stored record, id included.
     /// - Throws: ``ServiceError/conflict(_:)`` for an id that is taken,

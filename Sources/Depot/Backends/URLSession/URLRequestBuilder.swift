@@ -39,7 +39,9 @@ struct URLRequestBuilder: Sendable {
         fields.merge(headers)
         fields.merge(request.headers)
         let body = request.body ?? Data()
-        if !body.isEmpty, !fields.contains("Content-Type") { fields["Content-Type"] = "application/json" }
+        if !body.isEmpty, !fields.contains("Content-Type") {
+            fields["Content-Type"] = BackendRequest.defaultBodyContentType
+        }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
         let list = Array(fields)
