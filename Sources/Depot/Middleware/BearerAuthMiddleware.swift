@@ -46,33 +46,7 @@ public final class BearerAuthMiddleware: Middleware {
         token: @escaping @Sendable () async throws -> String?,
         refresh: @escaping @Sendable (_ rejected: String?) async throws -> String
     ) {
-        self.coordinator = TokenCoordinator(token: token, refresh: refresh, refreshesUnsigned: true)
-    }
-
-    /// Creates the middleware from a token source whose `refresh` only replaces a token
-    /// the server rejected: a 401 to a request sent without a token is returned as
-    /// ``ServiceError/unauthorized(_:challenges:)`` and `refresh` is not called. Swift
-    /// picks this form when the closure needs a `String`; take a `String?` (the other
-    /// initializer) to be asked for a token after such a 401 too.
-    ///
-    /// - Parameters:
-    ///   - token: the token to send now, or `nil` for none, as in the other initializer.
-    ///   - refresh: a new token, given the one the server rejected.
-    @_disfavoredOverload
-    public convenience init(
-        token: @escaping @Sendable () async throws -> String?,
-        refresh: @escaping @Sendable (_ rejected: String) async throws -> String
-    ) {
-        self.init(
-            coordinator: TokenCoordinator(
-                token: token,
-                // Never asked with `nil`: this coordinator does not refresh unsigned requests.
-                refresh: { rejected in try await refresh(rejected ?? "") },
-                refreshesUnsigned: false))
-    }
-
-    private init(coordinator: TokenCoordinator) {
-        self.coordinator = coordinator
+        self.coordinator = TokenCoordinator(token: token, refresh: refresh)
     }
 
     /// Sends `request` with the current token (or none); on a 401, once more with a
@@ -84,9 +58,7 @@ public final class BearerAuthMiddleware: Middleware {
         guard !request.headers.contains("Authorization") else { return next(request) }
         let coordinator = coordinator
         return coordinator.token().flatMap { token in
-            let first = next(Self.signed(request, with: token))
-            guard token != nil || coordinator.refreshesUnsigned else { return first }
-            return first.recover { error in
+            next(Self.signed(request, with: token)).recover { error in
                 guard case .unauthorized = error else { return .failure(error) }
                 return coordinator.replacement(for: token)
                     .mapError { $0.error ?? error }

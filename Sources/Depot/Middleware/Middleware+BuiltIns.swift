@@ -34,17 +34,6 @@ extension Middleware where Self == BearerAuthMiddleware {
     ) -> BearerAuthMiddleware {
         BearerAuthMiddleware(token: token, refresh: refresh)
     }
-
-    /// Signs requests with a bearer token and refreshes it once on a 401 to a request
-    /// that carried one (a 401 to a request sent without a token is returned as is);
-    /// see ``BearerAuthMiddleware``. Chosen only when the closure needs a `String`.
-    @_disfavoredOverload
-    public static func bearer(
-        token: @escaping @Sendable () async throws -> String?,
-        refresh: @escaping @Sendable (_ rejected: String) async throws -> String
-    ) -> BearerAuthMiddleware {
-        BearerAuthMiddleware(token: token, refresh: refresh)
-    }
 }
 
 extension Middleware where Self == LoggingMiddleware {

@@ -24,18 +24,14 @@ final class TokenCoordinator: Sendable {
 
     private let provider: @Sendable () async throws -> String?
     private let refresher: @Sendable (String?) async throws -> String
-    /// Whether a 401 to a request sent without a token starts a refresh (with `nil`).
-    let refreshesUnsigned: Bool
     private let state = Locked(State())
 
     init(
         token: @escaping @Sendable () async throws -> String?,
-        refresh: @escaping @Sendable (String?) async throws -> String,
-        refreshesUnsigned: Bool
+        refresh: @escaping @Sendable (String?) async throws -> String
     ) {
         self.provider = token
         self.refresher = refresh
-        self.refreshesUnsigned = refreshesUnsigned
     }
 
     /// The token for a new request: the refreshed one when a refresh is running, the

@@ -111,30 +111,6 @@ struct BearerAuthMiddlewareTests {
         #expect(backend.requests.count == 1)
     }
 
-    @Test func aRefreshThatTakesAStringIsNotAskedWhenNoTokenWasSent() async throws {
-        let refreshes = Locked<[String]>([])
-        let auth = BearerAuthMiddleware(
-            token: { nil },
-            refresh: { (rejected: String) in
-                refreshes.withLock { $0.append(rejected) }
-                return "new"
-            })
-        let unsigned = ScriptedBackend(respond: acceptsOnlyNewToken)
-        let result = await unsigned.with(auth).send(BackendRequest(path: "me")).result
-        #expect(result.failureStatus == 401)
-        #expect(unsigned.requests.count == 1)
-        #expect(refreshes.withLock { $0 }.isEmpty)
-
-        // With a token, that form refreshes as the other does; the factory picks it too.
-        let old = TokenStore(token: "old")
-        let signed = ScriptedBackend(respond: acceptsOnlyNewToken)
-        let factory: BearerAuthMiddleware = .bearer(
-            token: { try await old.token() },
-            refresh: { (rejected: String) in try await old.refresh(rejected) })
-        #expect(try await signed.with(factory).send(BackendRequest(path: "me")).value.status == 200)
-        #expect(old.refreshes == ["old"])
-    }
-
     @Test func a401RefreshesOnceAndReplaysWithTheNewToken() async throws {
         let store = TokenStore(token: "old")
         let backend = ScriptedBackend(respond: acceptsOnlyNewToken)
@@ -194,8 +170,8 @@ struct BearerAuthMiddlewareTests {
 
     @Test func aFailingTokenProviderFailsTheRequestBeforeItIsSent() async {
         let backend = ScriptedBackend([])
-        let auth = BearerAuthMiddleware(token: { throw RefreshTokenExpired() }, refresh: { $0 })
-        let offline = BearerAuthMiddleware(token: { throw ServiceError.noConnection }, refresh: { $0 })
+        let auth = BearerAuthMiddleware(token: { throw RefreshTokenExpired() }, refresh: { $0 ?? "" })
+        let offline = BearerAuthMiddleware(token: { throw ServiceError.noConnection }, refresh: { $0 ?? "" })
 
         let failed = await backend.with(auth).send(BackendRequest(path: "me")).result
         let passed = await backend.with(offline).send(BackendRequest(path: "me")).result

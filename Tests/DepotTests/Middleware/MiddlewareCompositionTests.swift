@@ -29,7 +29,7 @@ struct MiddlewareCompositionTests {
             BearerAuthMiddleware(
                 token: { token.withLock { $0 } },
                 refresh: { rejected in
-                    refreshes.withLock { $0.append(rejected) }
+                    refreshes.withLock { $0.append(rejected ?? "") }
                     token.withLock { $0 = "new" }
                     return "new"
                 })
