@@ -61,9 +61,14 @@ enum FieldCoding {
         return HTTPHeaders(fields)
     }
 
-    /// The bytes of varying values: names sorted, each name's values in order.
+    /// The bytes of varying values: names sorted, each name's values in order; a name the
+    /// request did not send (no values) as one pair without a value.
     static func encode(_ varying: [String: [String]]) -> Data {
-        encode(varying.keys.sorted().flatMap { name in (varying[name] ?? []).map { (name, Optional($0)) } })
+        encode(
+            varying.keys.sorted().flatMap { name -> [(name: String, value: String?)] in
+                let values = varying[name] ?? []
+                return values.isEmpty ? [(name, nil)] : values.map { (name, Optional($0)) }
+            })
     }
 
     /// Varying values from their bytes.
@@ -71,8 +76,11 @@ enum FieldCoding {
         guard let pairs = decode(data) else { return nil }
         var varying: [String: [String]] = [:]
         for pair in pairs {
-            guard let value = pair.value else { return nil }
-            varying[pair.name, default: []].append(value)
+            if let value = pair.value {
+                varying[pair.name, default: []].append(value)
+            } else {
+                varying[pair.name] = varying[pair.name] ?? []
+            }
         }
         return varying
     }

@@ -18,9 +18,8 @@ import Foundation
 /// same transaction, so the bounds hold in the file at every commit. Answers are committed
 /// without waiting for the disk to sync (`synchronous=NORMAL`): they survive the app being
 /// killed, and a power loss may lose the last ones (they are copies of the server's data)
-/// but never leaves the file unsound. Keys and responses are stored as given: a key's
-/// `account` must not be a credential, and a caller should not store a response whose
-/// header fields carry one.
+/// but never leaves the file unsound. A key's `account` must not be a credential;
+/// ``Depot/StoredResponse`` itself never holds one.
 public final class OfflineResponseStorage: ResponseStorage {
     /// The store whose file keeps the answers.
     public let store: OfflineStore
@@ -101,13 +100,11 @@ public final class OfflineResponseStorage: ResponseStorage {
         // Under the store's lock, which the writer holds while it writes: what is read here
         // stays what is stored until the transaction ends.
         return try store.database.withConnection { connection throws(OfflineStoreError) in
-            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Bool in
-                if let waiting = writer.waitingAnswer(for: key) {
-                    // Dropped only if it is still the expected one: a newer answer arriving
-                    // meanwhile is kept, and written over this replacement later.
-                    guard Self.same(waiting, expected), writer.discard(key, ifStill: waiting) else {
-                        return false
-                    }
+            let waiting = writer.waitingAnswer(for: key)
+            let replaced = try connection.transaction(durable: false) {
+                () throws(OfflineStoreError) -> Bool in
+                if let waiting {
+                    guard Self.same(waiting, expected) else { return false }
                 } else {
                     guard let (_, stored) = try row(for: key, in: connection), Self.same(stored, expected)
                     else { return false }
@@ -120,6 +117,10 @@ public final class OfflineResponseStorage: ResponseStorage {
                 }
                 return true
             }
+            // Once committed: the waiting answer it replaced is not written. One that arrived
+            // meanwhile is newer than both, stays waiting, and is written over this later.
+            if replaced, let waiting { writer.discard(key, ifStill: waiting) }
+            return replaced
         }
     }
 

@@ -163,13 +163,14 @@ struct CacheStorageTests {
                 status: 200,
                 headers: [
                     "ETag": "\"v1\"", "Set-Cookie": "session=cookie-0xC0FFEE; HttpOnly",
-                    "Content-Type": "application/json",
+                    "Content-Type": "application/json", "Vary": "Authorization, Accept",
                 ],
                 body: Data(#"{"id":1}"#.utf8))
         }
         let client = origin.with(.cache(storage: storage, account: { "alice" }))
         _ = try await client.send(Self.get("me", token: "token-0xDEADBEEF")).value
-        let again = try await client.send(Self.get("me", token: "token-0xDEADBEEF")).value
+        // Another token of the same account (a refresh) still revalidates, Vary or not.
+        let again = try await client.send(Self.get("me", token: "token-0xFEEDFACE")).value
         #expect(again.body == Data(#"{"id":1}"#.utf8))
         #expect(origin.requests.last?.headers["If-None-Match"] == "\"v1\"")
 
@@ -177,6 +178,7 @@ struct CacheStorageTests {
         #expect(!bytes.isEmpty)
         for data in bytes {
             #expect(data.range(of: Data("0xDEADBEEF".utf8)) == nil)
+            #expect(data.range(of: Data("0xFEEDFACE".utf8)) == nil)
             #expect(data.range(of: Data("0xC0FFEE".utf8)) == nil)
         }
         #expect(bytes.contains { $0.range(of: Data(#"{"id":1}"#.utf8)) != nil })
@@ -239,6 +241,62 @@ struct CacheStorageTests {
         #expect(stored?.response.headers["ETag"] == "\"v2\"")
         _ = try await client.send(Self.get("doc")).value
         #expect(origin.requests.last?.headers["If-None-Match"] == "\"v2\"")
+    }
+
+    @Test("an answer arriving after removeAll() (a sign-out) is not stored", arguments: Kind.allCases)
+    func signOutWhileInFlight(kind: Kind) async throws {
+        let storage = try storage(kind)
+        let origin = HeldServer { _ in
+            BackendResponse(status: 200, headers: ["ETag": "\"v1\""], body: Data("a".utf8))
+        }
+        let cache = CacheMiddleware(storage: storage, account: { "alice" })
+        let client = origin.with(cache)
+
+        origin.holdNext()
+        let inFlight = Task { try await client.send(Self.get("me")).value }
+        while origin.heldCount == 0 { await Task.yield() }
+        cache.removeAll()
+        origin.release(0)
+        #expect(try await inFlight.value.status == 200)
+
+        #expect(try storage.count() == 0)
+        _ = try await client.send(Self.get("me")).value  // after it, answers are stored again
+        #expect(try storage.count() == 1)
+    }
+
+    @Test("a field the response varies on that the request did not send survives the file")
+    func anUnsentVaryingFieldSurvivesARestart() async throws {
+        let url = folder.file("depot.sqlite")
+        let origin = HeldServer { request in
+            let tag = "\"v1\""
+            if request.headers["If-None-Match"] == tag {
+                return BackendResponse(status: 304, headers: ["ETag": tag])
+            }
+            let language = request.headers["Accept-Language"] ?? "en"
+            return BackendResponse(
+                status: 200, headers: ["ETag": tag, "Vary": "Accept-Language"], body: Data(language.utf8))
+        }
+        do {
+            let storage = OfflineResponseStorage(store: try OfflineStore(at: url))
+            _ = try await origin.with(.cache(storage: storage, account: { "" })).send(Self.get("greeting"))
+                .value
+        }
+        let storage = OfflineResponseStorage(store: try OfflineStore(at: url))
+        let stored = try storage.response(for: StoredResponseKey(path: "greeting"))
+        #expect(stored?.varying == ["accept-language": []])
+
+        // A request in another language is not revalidated from it.
+        let client = origin.with(.cache(storage: storage, account: { "" }))
+        var french = Self.get("greeting")
+        french.headers["Accept-Language"] = "fr"
+        #expect(try await client.send(french).value.body == Data("fr".utf8))
+        #expect(origin.requests.last?.headers["If-None-Match"] == nil)
+        // The French answer replaced the first: a request without the field is not revalidated
+        // from it, and after it stored its own, one like it is.
+        _ = try await client.send(Self.get("greeting")).value
+        #expect(origin.requests.last?.headers["If-None-Match"] == nil)
+        _ = try await client.send(Self.get("greeting")).value
+        #expect(origin.requests.last?.headers["If-None-Match"] == "\"v1\"")
     }
 
     @Test(

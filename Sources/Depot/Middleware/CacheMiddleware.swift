@@ -52,7 +52,10 @@ import Foundation
 /// Keep one instance per backend (and per user: call ``removeAll()`` when signing out
 /// of an API that authenticates with cookies, which the cache cannot see). It is
 /// thread-safe; concurrent requests for the same target each revalidate, and a late
-/// answer never overwrites a newer one stored meanwhile. A storage that fails (a disk
+/// `304` never overwrites a newer answer the cache stored meanwhile (behind
+/// `.offline(store)` on the same storage, `.offline` keeps the last answer to arrive, and the
+/// next revalidation corrects it). The answer of a request in flight when ``removeAll()``
+/// is called is not stored. A storage that fails (a disk
 /// error) costs the cache its entry, never the caller its answer: the request is sent
 /// without validators.
 public final class CacheMiddleware: Middleware {
@@ -63,6 +66,9 @@ public final class CacheMiddleware: Middleware {
     public let conditionalWrites: Bool
     /// Whose answer a request gets: the ``StoredResponseKey/account`` of its entry.
     private let partition: @Sendable (BackendRequest) -> String
+    /// Counts ``removeAll()`` calls; held while an answer is stored, so that the answer of a
+    /// request started before a sign-out is never stored after it.
+    private let generation = Locked(0)
 
     /// Creates a cache in memory, bounded by `maxEntries` responses and `maxBytes` bytes,
     /// with entries kept per `Authorization` value.
@@ -139,7 +145,16 @@ public final class CacheMiddleware: Middleware {
     /// ``storage``, so also what other middleware keeps there. To learn of a disk failure,
     /// call the storage's own `removeAllResponses()`, which throws.
     public func removeAll() {
+        generation.withLock { $0 += 1 }
         try? storage.removeAllResponses()
+    }
+
+    /// Runs `change` on the storage unless ``removeAll()`` was called since `started`.
+    private func change(since started: Int, _ change: () throws -> Void) {
+        generation.withLock { current in
+            guard current == started else { return }
+            try? change()
+        }
     }
 
     /// Revalidates a `GET` with its stored validators, answers a `304` from the store,
@@ -171,14 +186,16 @@ public final class CacheMiddleware: Middleware {
         guard !request.isConditional else {
             return Future { [self] completion in
                 let key = key(for: request)
+                let started = generation.withLock { $0 }
                 return next(request).run { result in
-                    completion(self.settle(result, of: request, key: key, using: nil))
+                    completion(self.settle(result, of: request, key: key, using: nil, started: started))
                 }
             }
         }
         // Looked up at each start: futures are cold, and the storage changes between starts.
         return Future { [self] completion in
             let key = key(for: request)
+            let started = generation.withLock { $0 }
             let stored = (try? storage.response(for: key)).flatMap { $0.matches(request) ? $0 : nil }
             let sent = stored?.revalidating(request) ?? request
             let work = SerialCancellable()
@@ -192,11 +209,12 @@ public final class CacheMiddleware: Middleware {
                         _ = try? self.storage.replaceResponse(stored, with: nil, for: key)
                         work.set(
                             next(request).run {
-                                completion(self.settle($0, of: request, key: key, using: nil))
+                                completion(
+                                    self.settle($0, of: request, key: key, using: nil, started: started))
                             })
                         return
                     }
-                    completion(self.settle(result, of: request, key: key, using: stored))
+                    completion(self.settle(result, of: request, key: key, using: stored, started: started))
                 })
             return work
         }
@@ -205,7 +223,7 @@ public final class CacheMiddleware: Middleware {
     /// The caller's outcome of a `GET`, storing, refreshing or dropping its entry.
     private func settle(
         _ result: Result<BackendResponse, ServiceError>, of request: BackendRequest, key: StoredResponseKey,
-        using stored: StoredResponse?
+        using stored: StoredResponse?, started: Int
     ) -> Result<BackendResponse, ServiceError> {
         switch result {
         case .success(let response) where response.status == 304:
@@ -213,14 +231,18 @@ public final class CacheMiddleware: Middleware {
             let answer = stored.refreshed(by: response)
             // Only the entry that was revalidated is refreshed, not a newer one; confirmed
             // by the server now, so stored now.
-            _ = try? storage.replaceResponse(
-                stored, with: StoredResponse(answer, varying: stored.varying), for: key)
+            change(since: started) {
+                try storage.replaceResponse(
+                    stored, with: StoredResponse(answer, varying: stored.varying), for: key)
+            }
             return .success(answer)
         case .success(let response):
-            if let entry = CachePolicy.storable(response, to: request, at: Date()) {
-                _ = try? storage.store(entry, for: key)
-            } else {
-                _ = try? storage.removeResponse(for: key)
+            change(since: started) {
+                if let entry = CachePolicy.storable(response, to: request, at: Date()) {
+                    try storage.store(entry, for: key)
+                } else {
+                    try storage.removeResponse(for: key)
+                }
             }
             return result
         case .failure(.notFound):

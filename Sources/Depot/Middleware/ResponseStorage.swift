@@ -57,8 +57,9 @@ public struct StoredResponseKey: Sendable, Hashable {
 /// `storedAt` is what lets a caller tell how old an answer served from storage is ("saved
 /// 10:42"); `varying` is what lets a cache check that a later request may share it (RFC 9111
 /// §4.1). A stored response never holds a field that sets or carries a credential
-/// (`Set-Cookie`, `Set-Cookie2`, `Authorization`, `Proxy-Authorization`): they are dropped
-/// when it is made, so no storage writes one to disk.
+/// (`Set-Cookie`, `Set-Cookie2`, `Authorization`, `Proxy-Authorization`), nor records the
+/// request's `Authorization`, `Proxy-Authorization` or `Cookie` among its varying values: they
+/// are dropped when it is made, so no storage writes one to disk.
 public struct StoredResponse: Sendable, Hashable {
     /// The response: status, header fields, body.
     public var response: BackendResponse
@@ -68,7 +69,8 @@ public struct StoredResponse: Sendable, Hashable {
     public var varying: [String: [String]]
 
     /// A stored `response` (without the fields that set or carry credentials), received at
-    /// `storedAt`.
+    /// `storedAt`, with the request's values of the fields it varies on (without the request's
+    /// credentials: a storage tells users apart by ``StoredResponseKey/account``).
     public init(_ response: BackendResponse, storedAt: Date = Date(), varying: [String: [String]] = [:]) {
         var response = response
         if response.headers.contains(where: { Self.credentialFields.contains($0.name.lowercased()) }) {
@@ -77,7 +79,7 @@ public struct StoredResponse: Sendable, Hashable {
         }
         self.response = response
         self.storedAt = storedAt
-        self.varying = varying
+        self.varying = varying.filter { !Self.requestCredentialFields.contains($0.key.lowercased()) }
     }
 
     /// The header fields a stored response never keeps (lowercased): they set or carry
@@ -85,6 +87,10 @@ public struct StoredResponse: Sendable, Hashable {
     static let credentialFields: Set<String> = [
         "set-cookie", "set-cookie2", "authorization", "proxy-authorization",
     ]
+
+    /// The request fields whose values a stored response never records (lowercased), even
+    /// when it varies on them: they carry credentials.
+    static let requestCredentialFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
     /// The bytes the response counts against a storage's bound: its body, its header fields
     /// (four bytes more each, as on the wire) and its varying values

@@ -89,6 +89,7 @@ final class AnswerWriter: @unchecked Sendable {
     }
 
     /// Forgets the answer waiting for `key` if it is still `response`; returns whether it was.
+    @discardableResult
     func discard(_ key: StoredResponseKey, ifStill response: StoredResponse) -> Bool {
         withState { state in
             guard state.answers[key]?.response == response else { return false }
