@@ -22,6 +22,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
+    "placeholder.test_headers.TestHeadersMiddleware",
 ]
 
 ROOT_URLCONF = "depotserver.urls"
