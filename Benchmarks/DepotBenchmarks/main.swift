@@ -68,9 +68,10 @@ struct Options {
 
 /// Every case, in the order they run.
 enum Cases {
-    static let all = InMemoryCases.all + URLSessionCases.all + FutureCases.all + OfflineCases.all
+    static let all =
+        InMemoryCases.all + InMemoryQueryCases.all + URLSessionCases.all + FutureCases.all + OfflineCases.all
     /// The figures measured on their own, after the cases.
-    static let figures = OfflineCases.figures
+    static let figures = InMemoryQueryCases.figures + OfflineCases.figures
 }
 
 /// Whether `name` is selected by `filters` (all names are when there is none).

@@ -104,7 +104,7 @@ enum JSText {
     static func less(_ lhs: Primitive, _ rhs: Primitive) -> Bool {
         switch (lhs, rhs) {
         case (.string(let left), .string(let right)):
-            return left.utf16.lexicographicallyPrecedes(right.utf16)
+            return utf16Order(left, right) < 0
         default:
             return numeric(lhs) < numeric(rhs)
         }
@@ -114,7 +114,7 @@ enum JSText {
     static func lessOrEqual(_ lhs: Primitive, _ rhs: Primitive) -> Bool {
         switch (lhs, rhs) {
         case (.string(let left), .string(let right)):
-            return !right.utf16.lexicographicallyPrecedes(left.utf16)
+            return utf16Order(left, right) <= 0
         default:
             return numeric(lhs) <= numeric(rhs)
         }
@@ -123,9 +123,58 @@ enum JSText {
     /// The order of two primitives as lodash's `orderBy` sees it: negative, zero
     /// (equal, or not comparable such as NaN), or positive.
     static func compare(_ lhs: Primitive, _ rhs: Primitive) -> Int {
+        if case .string(let left) = lhs, case .string(let right) = rhs { return utf16Order(left, right) }
         if less(lhs, rhs) { return -1 }
         if less(rhs, lhs) { return 1 }
         return 0
+    }
+
+    /// The order of two strings by UTF-16 code units (JavaScript's): negative, zero or
+    /// positive. Read from the UTF-8 bytes, whose order is the code points' order: the two
+    /// differ only where the first differing scalars are one above U+FFFF and one in
+    /// U+E000...U+FFFF, so those two scalars' UTF-16 units decide.
+    static func utf16Order(_ lhs: String, _ rhs: String) -> Int {
+        let order = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in utf16Order(left, right) }
+        }
+        if let order = order ?? nil { return order }
+        if lhs.utf16.elementsEqual(rhs.utf16) { return 0 }
+        return lhs.utf16.lexicographicallyPrecedes(rhs.utf16) ? -1 : 1
+    }
+
+    private static func utf16Order(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>)
+        -> Int
+    {
+        let shorter = min(left.count, right.count)
+        var index = 0
+        while index < shorter, left[index] == right[index] { index += 1 }
+        if index == shorter { return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1) }
+        // Back to the start of the scalar the first differing byte belongs to.
+        var start = index
+        while start > 0, left[start] & 0xC0 == 0x80 { start -= 1 }
+        let (one, other) = (utf16Units(scalar(left, at: start)), utf16Units(scalar(right, at: start)))
+        if one.first != other.first { return one.first < other.first ? -1 : 1 }
+        return one.second == other.second ? 0 : (one.second < other.second ? -1 : 1)
+    }
+
+    /// The scalar whose UTF-8 encoding starts at `start` (valid UTF-8: a Swift string's).
+    private static func scalar(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> UInt32 {
+        let lead = UInt32(bytes[start])
+        let length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
+        var value = length == 1 ? lead : lead & (0xFF >> (length + 1))
+        var index = start + 1
+        while index < start + length, index < bytes.count {
+            value = value << 6 | (UInt32(bytes[index]) & 0x3F)
+            index += 1
+        }
+        return value
+    }
+
+    /// A scalar's UTF-16 code units (the second 0 for one unit).
+    private static func utf16Units(_ scalar: UInt32) -> (first: UInt32, second: UInt32) {
+        guard scalar >= 0x10000 else { return (scalar, 0) }
+        let offset = scalar - 0x10000
+        return (0xD800 + (offset >> 10), 0xDC00 + (offset & 0x3FF))
     }
 
     /// Whether `lhs` and `rhs` are the same JSON value, numbers compared by value

@@ -142,13 +142,19 @@ struct CompiledFilter {
     /// field never passes; values compare with the field's text (`userId=1` matches
     /// `1`); `_gte` / `_lte` compare as JavaScript does (numbers as numbers).
     func matches(_ members: [String: JSONValue]) -> Bool {
-        guard let value = QueryPath.value(members, filter.path), value != .null else { return false }
+        let value = QueryPath.value(members, filter.path)
+        return matches(value, text: value.flatMap { $0 == .null ? nil : JSText.string($0) })
+    }
+
+    /// Whether a record whose value at the filter's path is `value` passes, given
+    /// `String(value)` as `text` (`nil` for a missing or `null` value): what a
+    /// ``FieldColumn`` holds, so a scan reads no record.
+    func matches(_ value: JSONValue?, text: String?) -> Bool {
+        guard let value, let text else { return false }
         switch filter.operation {
         case .equal:
-            let text = JSText.string(value)
             return filter.values.contains(text)
         case .notEqual:
-            let text = JSText.string(value)
             return filter.values.allSatisfy { $0 != text }
         case .atLeast, .atMost:
             guard let element = JSText.primitive(value) else { return false }
@@ -158,7 +164,6 @@ struct CompiledFilter {
                     ? JSText.lessOrEqual(query, element) : JSText.lessOrEqual(element, query)
             }
         case .like:
-            let text = JSText.string(value)
             let range = NSRange(text.startIndex..<text.endIndex, in: text)
             return patterns.contains { $0.firstMatch(in: text, options: [], range: range) != nil }
         }

@@ -86,26 +86,28 @@ enum Listing {
 
         let relations = Relations(
             collection: name, embed: query.embed, expand: query.expand, database: database)
-        let records: [StoredRecord]
+        let positions: [Int]
         switch (selection, range) {
-        case (let selected?, let range?): records = Array(selected[range])
-        case (let selected?, nil): records = selected
-        case (nil, let range?): records = range.compactMap { collection.record(at: $0) }
+        case (let selected?, let range?): positions = Array(selected[range])
+        case (let selected?, nil): positions = selected
+        case (nil, let range?): positions = Array(range)
         case (nil, nil):
             guard !relations.isEmpty else {
                 return BackendResponse(status: 200, headers: headers, body: collection.body)
             }
-            records = collection.records
+            positions = Array(0..<collection.count)
         }
-        let body = JSONSplice.array(records.map { relations.bytes(of: $0) })
+        let body = JSONSplice.array(
+            positions.lazy.compactMap { collection.record(at: $0) }.map { relations.bytes(of: $0) })
         return BackendResponse(status: 200, headers: headers, body: body)
     }
 
-    /// The records that pass the filters and the full-text search, in sorted order;
-    /// `nil` when that is the whole collection as it is.
+    /// The positions of the records that pass the filters and the full-text search, in
+    /// sorted order; `nil` when that is the whole collection as it is. Filters and sort keys
+    /// read the collection's columns: each value once, no record copied.
     private static func select(
         _ collection: RecordCollection, query: ListQuery
-    ) throws(Refusal) -> [StoredRecord]? {
+    ) throws(Refusal) -> [Int]? {
         var filters: [CompiledFilter] = []
         for filter in query.filters {
             // json-server drops a plain filter on a field no record has.
@@ -116,13 +118,24 @@ enum Listing {
         let sortKeys = SortKey.parse(sort: query.sort, order: query.order)
         guard !filters.isEmpty || text != nil || !sortKeys.isEmpty else { return nil }
 
-        var records = collection.records
-        if let text { records = records.filter { FullText.matches($0.members, text) } }
-        if !filters.isEmpty {
-            records = records.filter { record in filters.allSatisfy { $0.matches(record.members) } }
+        var positions = Array(0..<collection.count)
+        for filter in filters {
+            let column = collection.column(filter.filter.path)
+            positions = column.values.withUnsafeBufferPointer { values in
+                column.texts.withUnsafeBufferPointer { texts in
+                    positions.filter { filter.matches(values[$0], text: texts[$0]) }
+                }
+            }
         }
-        if !sortKeys.isEmpty { records = SortKey.sort(records, by: sortKeys) }
-        return records
+        if let text {
+            positions = positions.filter { position in
+                collection.record(at: position).map { FullText.matches($0.members, text) } ?? false
+            }
+        }
+        if !sortKeys.isEmpty {
+            positions = SortKey.sort(positions, by: sortKeys.map { ($0, collection.column($0.path)) })
+        }
+        return positions
     }
 
     /// lodash's `_.slice(array, start, end)` range over `count` elements: negative
@@ -234,22 +247,33 @@ struct SortKey {
         }
     }
 
-    /// `records` ordered by `keys` as lodash's `orderBy` orders them, stably: numbers
+    /// `positions` ordered by `keys` as lodash's `orderBy` orders them, stably: numbers
     /// compare as numbers, strings as strings (JavaScript's rules); `null` and then
     /// records without the field come after every value when ascending, and before
-    /// them when descending.
-    static func sort(_ records: [StoredRecord], by keys: [SortKey]) -> [StoredRecord] {
-        let values = records.map { record in
-            keys.map { key in Value(QueryPath.value(record.members, key.path)) }
-        }
-        let order = records.indices.sorted { lhs, rhs in
-            for (position, key) in keys.enumerated() {
-                let comparison = Value.compare(values[lhs][position], values[rhs][position])
-                if comparison != 0 { return key.descending ? comparison > 0 : comparison < 0 }
+    /// them when descending. Each key's values are taken from its column once, before
+    /// sorting.
+    static func sort(_ positions: [Int], by keys: [(key: SortKey, column: FieldColumn)]) -> [Int] {
+        let values = keys.map { key in positions.map { Value(key.column.values[$0]) } }
+        let order: [Int]
+        if keys.count == 1, let only = values.first, let descending = keys.first?.key.descending {
+            // One key, the usual case: compared in place, no per-comparison array access.
+            order = only.withUnsafeBufferPointer { only in
+                positions.indices.sorted { lhs, rhs in
+                    let comparison = Value.compare(only[lhs], only[rhs])
+                    if comparison != 0 { return descending ? comparison > 0 : comparison < 0 }
+                    return lhs < rhs
+                }
             }
-            return lhs < rhs
+        } else {
+            order = positions.indices.sorted { lhs, rhs in
+                for (index, key) in keys.enumerated() {
+                    let comparison = Value.compare(values[index][lhs], values[index][rhs])
+                    if comparison != 0 { return key.key.descending ? comparison > 0 : comparison < 0 }
+                }
+                return lhs < rhs
+            }
         }
-        return order.map { records[$0] }
+        return order.map { positions[$0] }
     }
 }
 

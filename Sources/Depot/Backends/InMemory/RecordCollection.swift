@@ -5,8 +5,10 @@ import Foundation
 /// (rebuilt after a write), and json-server's next-id rule.
 ///
 /// Deleting leaves a hole that is compacted away the next time positions matter
-/// (listing), so deletion and lookup stay O(1). Not thread-safe: the store's lock
-/// guards it.
+/// (listing), so deletion and lookup stay O(1). The fields that queries read are kept as
+/// columns (``FieldColumn``), read from the records once and kept in step with every
+/// write, so a filter or a sort compares values in place instead of reading every
+/// record. Not thread-safe: the store's lock guards it.
 final class RecordCollection {
     private var slots: [StoredRecord?] = []
     private var index: [String: Int] = [:]
@@ -16,6 +18,8 @@ final class RecordCollection {
     private var maximumIsStale = false
     private var hasStringIDs = false
     private var hasDuplicateIDs = false
+    /// The columns read so far, by property path; aligned with `slots` (holes included).
+    private var columns: [String: FieldColumn] = [:]
 
     /// Names ending in `Id` that some record has had: where a cascade must look.
     private(set) var foreignKeys: Set<String> = []
@@ -42,6 +46,17 @@ final class RecordCollection {
         return slots.indices.contains(position) ? slots[position] : nil
     }
 
+    /// The values at `path` of every record, by position (from 0, in order): read from
+    /// the records the first time a query asks, then kept in step with writes.
+    func column(_ path: String) -> FieldColumn {
+        compact()
+        if let column = columns[path] { return column }
+        var column = FieldColumn(path: path, capacity: slots.count)
+        for slot in slots { column.append(slot) }
+        columns[path] = column
+        return column
+    }
+
     /// The record whose id has the text `id` (`"1"` finds `1`).
     func record(id: String) -> StoredRecord? {
         guard let slot = index[id] else { return nil }
@@ -61,7 +76,7 @@ final class RecordCollection {
     /// Whether some record has `path` (a member, or a dotted path into one), as
     /// lodash's `_.has` tests it.
     func someRecordHas(path: String) -> Bool {
-        slots.contains { record in record.map { QueryPath.has($0.members, path) } ?? false }
+        column(path).presentCount > 0
     }
 
     // MARK: - Writing
@@ -81,6 +96,7 @@ final class RecordCollection {
         slots[slot] = record
         noteKeys(of: record)
         cachedBody = nil
+        updateColumns(at: slot)
         return true
     }
 
@@ -88,6 +104,7 @@ final class RecordCollection {
     func remove(id: String) -> StoredRecord? {
         guard let slot = index.removeValue(forKey: id), let record = slots[slot] else { return nil }
         slots[slot] = nil
+        updateColumns(at: slot)
         holes += 1
         count -= 1
         cachedBody = nil
@@ -103,6 +120,7 @@ final class RecordCollection {
         for slot in slots.indices {
             guard let record = slots[slot], shouldRemove(record) else { continue }
             slots[slot] = nil
+            updateColumns(at: slot)
             if let id = record.idText, index[id] == slot { index[id] = nil }
             if let maximum = numericMaximum, maximum.matches(record.members["id"]) { maximumIsStale = true }
             removed += 1
@@ -148,10 +166,16 @@ final class RecordCollection {
             if index[id] == nil { index[id] = slots.count } else { hasDuplicateIDs = true }
         }
         slots.append(record)
+        for path in columns.keys { columns[path]?.append(record) }
         count += 1
         cachedBody = nil
         noteID(record.members["id"])
         noteKeys(of: record)
+    }
+
+    /// Reads the columns' values of `slot` again (its record was replaced or removed).
+    private func updateColumns(at slot: Int) {
+        for path in columns.keys { columns[path]?.set(slots[slot], at: slot) }
     }
 
     private func noteKeys(of record: StoredRecord) {
@@ -179,6 +203,7 @@ final class RecordCollection {
     /// Removes the holes left by deletions and renumbers the index.
     private func compact() {
         guard holes > 0 else { return }
+        for path in columns.keys { columns[path]?.removeHoles(of: slots) }
         slots = slots.filter { $0 != nil }
         holes = 0
         index.removeAll(keepingCapacity: true)
@@ -225,5 +250,58 @@ private enum NumericMaximum {
     func matches(_ id: JSONValue?) -> Bool {
         guard let other = NumericMaximum(id) else { return false }
         return !isGreater(than: other) && !other.isGreater(than: self)
+    }
+}
+
+/// One field of every record of a collection, read once: what filters and sorts compare.
+///
+/// Aligned with the collection's slots; a hole (a deleted record) reads as a missing field.
+struct FieldColumn {
+    /// The property path read (`albumId`, `author.name`).
+    let path: String
+    /// The value at the path, `nil` when the record has none.
+    private(set) var values: [JSONValue?] = []
+    /// `String(value)` as json-server compares it, `nil` when the value is missing or `null`
+    /// (a filter never matches those).
+    private(set) var texts: [String?] = []
+    /// How many records have the path (even as `null`).
+    private(set) var presentCount = 0
+
+    init(path: String, capacity: Int) {
+        self.path = path
+        values.reserveCapacity(capacity)
+        texts.reserveCapacity(capacity)
+    }
+
+    mutating func append(_ record: StoredRecord?) {
+        let value = record.flatMap { QueryPath.value($0.members, path) }
+        values.append(value)
+        texts.append(Self.text(value))
+        if value != nil { presentCount += 1 }
+    }
+
+    mutating func set(_ record: StoredRecord?, at slot: Int) {
+        let value = record.flatMap { QueryPath.value($0.members, path) }
+        if values[slot] != nil { presentCount -= 1 }
+        if value != nil { presentCount += 1 }
+        values[slot] = value
+        texts[slot] = Self.text(value)
+    }
+
+    /// Drops the entries of the holes of `slots` (called before the collection drops them).
+    mutating func removeHoles(of slots: [StoredRecord?]) {
+        var kept = 0
+        for slot in slots.indices where slots[slot] != nil {
+            values[kept] = values[slot]
+            texts[kept] = texts[slot]
+            kept += 1
+        }
+        values.removeLast(values.count - kept)
+        texts.removeLast(texts.count - kept)
+    }
+
+    private static func text(_ value: JSONValue?) -> String? {
+        guard let value, value != .null else { return nil }
+        return JSText.string(value)
     }
 }

@@ -1,0 +1,112 @@
+import DepotFixtures
+import Foundation
+import Testing
+
+@testable import Depot
+
+/// The columns InMemoryBackend keeps of the fields queries read: kept in step with every
+/// write, they must answer exactly as a backend that reads the same records afresh.
+@Suite("InMemoryBackend: query columns")
+struct InMemoryColumnTests {
+    /// The queries each step checks: filters of every operator, a dotted path, full text,
+    /// sorts on several keys with missing and `null` values, pages.
+    private static let queries: [[URLQueryItem]] = [
+        [.init(name: "group", value: "3")],
+        [.init(name: "group", value: "1"), .init(name: "group", value: "7")],
+        [.init(name: "group_ne", value: "2")],
+        [.init(name: "group_gte", value: "4"), .init(name: "group_lte", value: "6")],
+        [.init(name: "name_like", value: "^b")],
+        [.init(name: "tag", value: "null")],
+        [.init(name: "meta.size", value: "2")],
+        [.init(name: "q", value: "ex")],
+        [.init(name: "_sort", value: "name,id"), .init(name: "_order", value: "desc,asc")],
+        [
+            .init(name: "_sort", value: "tag"), .init(name: "_page", value: "2"),
+            .init(name: "_limit", value: "7"),
+        ],
+        [
+            .init(name: "group_gte", value: "2"), .init(name: "_sort", value: "meta.size"),
+            .init(name: "_start", value: "3"), .init(name: "_end", value: "12"),
+        ],
+    ]
+
+    private static func record(_ id: Int, _ random: inout SplitMix64) -> String {
+        let names = ["alpha", "beta", "Beta", "gamma", "éclair", "\u{E000}x", "😀", "bex", ""]
+        let name = names[Int(random.next() % UInt64(names.count))]
+        let group = random.next() % 10
+        var fields = [#""id": \#(id)"#, #""group": \#(group)"#, #""name": "\#(name)""#]
+        switch random.next() % 3 {
+        case 0: fields.append(#""tag": null"#)
+        case 1: fields.append(#""tag": "t\#(random.next() % 4)""#)
+        default: break
+        }
+        if random.next() % 2 == 0 { fields.append(#""meta": {"size": \#(random.next() % 4)}"#) }
+        return "{" + fields.joined(separator: ", ") + "}"
+    }
+
+    @Test("after any mix of writes, every query answers as a backend seeded afresh with the same records")
+    func columnsFollowWrites() async throws {
+        var random = SplitMix64(seed: 16)
+        let seed = (1...120).map { Self.record($0, &random) }.joined(separator: ",")
+        let backend = try InMemoryBackend(database: Data(#"{"items": [\#(seed)]}"#.utf8))
+        var nextID = 121
+
+        for step in 0..<160 {
+            // Read first, so the columns exist before the writes that must keep them.
+            let query = Self.queries[step % Self.queries.count]
+            let live = try await backend.send(BackendRequest(path: "items", query: query)).value
+            let all = try await backend.send(BackendRequest(path: "items")).value.body
+            let fresh = try InMemoryBackend(database: Data(#"{"items": "#.utf8) + all + Data("}".utf8))
+            let expected = try await fresh.send(BackendRequest(path: "items", query: query)).value
+            #expect(live.body == expected.body, "step \(step), query \(query)")
+            #expect(live.headers["X-Total-Count"] == expected.headers["X-Total-Count"], "step \(step)")
+
+            let id = Int(random.next() % UInt64(nextID - 1)) + 1
+            switch random.next() % 4 {
+            case 0:
+                _ = await backend.send(
+                    BackendRequest(
+                        method: .post, path: "items", body: Data(Self.record(nextID, &random).utf8))
+                ).result
+                nextID += 1
+            case 1:
+                _ = await backend.send(
+                    BackendRequest(
+                        method: .put, path: "items/\(id)", body: Data(Self.record(id, &random).utf8))
+                ).result
+            case 2:
+                let patch =
+                    random.next() % 2 == 0 ? #"{"group": 3, "tag": null}"# : #"{"name": "bex", "meta": {}}"#
+                _ = await backend.send(
+                    BackendRequest(method: .patch, path: "items/\(id)", body: Data(patch.utf8))
+                )
+                .result
+            default:
+                _ = await backend.send(BackendRequest(method: .delete, path: "items/\(id)")).result
+            }
+        }
+    }
+
+    @Test("strings sort by UTF-16 code units, as JavaScript compares them, whatever their scalars")
+    func utf16Order() {
+        let pieces = ["", "a", "b", "é", "\u{E000}", "\u{FFFF}", "😀", "\u{10000}", "z", "\u{7F}", "\u{80}"]
+        var random = SplitMix64(seed: 7)
+        var strings: [String] = []
+        for _ in 0..<300 {
+            let length = Int(random.next() % 4)
+            strings.append(
+                (0..<length).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined())
+        }
+        for (left, right) in zip(strings, strings.shuffled(using: &random)) {
+            let expected =
+                left.utf16.elementsEqual(right.utf16)
+                ? 0 : (left.utf16.lexicographicallyPrecedes(right.utf16) ? -1 : 1)
+            #expect(
+                JSText.utf16Order(left, right) == expected,
+                "\(left.debugDescription) vs \(right.debugDescription)")
+        }
+        // Where UTF-8 order and UTF-16 order part: U+FFFF sorts after U+10000 in UTF-8.
+        #expect(JSText.utf16Order("\u{FFFF}", "\u{10000}") == 1)
+        #expect(JSText.utf16Order("a\u{E000}", "a😀") == 1)
+    }
+}
