@@ -97,8 +97,11 @@ enum Listing {
             }
             positions = Array(0..<collection.count)
         }
-        let body = JSONSplice.array(
-            positions.lazy.compactMap { collection.record(at: $0) }.map { relations.bytes(of: $0) })
+        // Materialized first: the splice counts its pieces before it copies them.
+        let pieces = positions.compactMap { position in
+            collection.record(at: position).map(relations.bytes(of:))
+        }
+        let body = JSONSplice.array(pieces)
         return BackendResponse(status: 200, headers: headers, body: body)
     }
 
