@@ -172,6 +172,37 @@ extension Future {
         }
     }
 
+    /// Runs three futures at once and succeeds with the three values, or fails with
+    /// the first failure (cancelling the others; a part that fails at once leaves the
+    /// later parts unstarted).
+    ///
+    /// ```swift
+    /// let (user, posts, todos) = try await Future.zip(
+    ///     users.findByID(1), posts.findAll(query: ["userId": 1]), todos.findAll(query: ["userId": 1])
+    /// ).value
+    /// ```
+    ///
+    /// For any number of futures of one type, use ``all(_:)``.
+    public static func zip<A: Sendable, B: Sendable, C: Sendable>(
+        _ first: Future<A, Failure>, _ second: Future<B, Failure>, _ third: Future<C, Failure>
+    ) -> Future<(A, B, C), Failure> where Value == (A, B, C) {
+        Future<((A, B), C), Failure>.zip(Future<(A, B), Failure>.zip(first, second), third)
+            .map { ($0.0.0, $0.0.1, $0.1) }
+    }
+
+    /// Runs four futures at once and succeeds with the four values, or fails with the
+    /// first failure (cancelling the others; a part that fails at once leaves the
+    /// later parts unstarted).
+    public static func zip<A: Sendable, B: Sendable, C: Sendable, D: Sendable>(
+        _ first: Future<A, Failure>, _ second: Future<B, Failure>, _ third: Future<C, Failure>,
+        _ fourth: Future<D, Failure>
+    ) -> Future<(A, B, C, D), Failure> where Value == (A, B, C, D) {
+        Future<((A, B), (C, D)), Failure>.zip(
+            Future<(A, B), Failure>.zip(first, second), Future<(C, D), Failure>.zip(third, fourth)
+        )
+        .map { ($0.0.0, $0.0.1, $0.1.0, $0.1.1) }
+    }
+
     /// Runs every future at once and succeeds with their values in the same order,
     /// or fails with the first failure (cancelling the rest, and starting none of
     /// those after a future that fails at once).

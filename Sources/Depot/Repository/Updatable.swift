@@ -24,4 +24,17 @@ extension Updatable {
     > {
         request(.patch, segments(for: id), body: .json(changes))
     }
+
+    /// Merges `changes` into the stored `entity`: `PATCH /name/:id` with the
+    /// entity's id, beside ``update(_:)`` and ``Deletable/delete(_:)`` that also take
+    /// the entity.
+    ///
+    /// ```swift
+    /// let renamed = try await posts.patch(post, with: ["title": "New title"]).value
+    /// ```
+    public func patch<Changes: Encodable & Sendable>(_ entity: Entity, with changes: Changes) -> Future<
+        Entity, ServiceError
+    > {
+        patch(entity.id, with: changes)
+    }
 }

@@ -137,7 +137,7 @@ public struct OfflineMiddleware: Middleware {
 
 extension Middleware where Self == OfflineMiddleware {
     /// Stores `GET` answers in `store` and serves them when the network fails, and queues
-    /// writes that cannot be sent in its outbox; see ``OfflineMiddleware``. List it first.
+    /// writes that cannot be sent in its outbox; see ``DepotOffline/OfflineMiddleware``. List it first.
     public static func offline(_ store: OfflineStore, policy: OfflinePolicy = OfflinePolicy())
         -> OfflineMiddleware
     {

@@ -128,3 +128,42 @@ struct FutureCollectTests {
         #expect(result == .success(Array(0..<count)))
     }
 }
+
+@Suite("Future: zip of three and four")
+struct FutureZipManyTests {
+    @Test func zipThreeKeepsThePositions() async throws {
+        let (a, b, c) = try await Future.zip(
+            Future<Int, ProbeError>.success(1), .success("two"), .success([3.0])
+        ).value
+        #expect(a == 1)
+        #expect(b == "two")
+        #expect(c == [3.0])
+    }
+
+    @Test func zipFourWaitsForEveryPartInAnyOrder() throws {
+        let probes = (0..<4).map { _ in FutureProbe<Int, ProbeError>() }
+        let recorder = ThreadSafeList<Result<(Int, Int, Int, Int), ProbeError>>()
+        Future.zip(probes[0].future, probes[1].future, probes[2].future, probes[3].future)
+            .start { recorder.record($0) }
+        #expect(probes.map(\.startCount) == [1, 1, 1, 1])
+        for index in [3, 1, 0] { probes[index].complete(.success(index * 10)) }
+        #expect(recorder.all.isEmpty)
+        probes[2].complete(.success(20))
+        let values = try #require(recorder.all.first?.value)
+        #expect(recorder.all.count == 1)
+        let ordered: [Int] = [values.0, values.1, values.2, values.3]
+        #expect(ordered == [0, 10, 20, 30])
+    }
+
+    @Test func zipThreeFailsWithTheFirstFailureAndCancelsTheRest() {
+        let probes = (0..<3).map { _ in FutureProbe<Int, ProbeError>() }
+        let recorder = ThreadSafeList<Result<(Int, Int, Int), ProbeError>>()
+        Future.zip(probes[0].future, probes[1].future, probes[2].future).start { recorder.record($0) }
+        probes[1].complete(.failure(.boom))
+        #expect(recorder.all.map { $0.failure } == [.boom])
+        #expect(probes[0].isCancelled())
+        #expect(probes[2].isCancelled())
+        probes[0].complete(.failure(.other))
+        #expect(recorder.all.map { $0.failure } == [.boom])
+    }
+}

@@ -110,3 +110,31 @@ struct QueryTests {
         #expect(Self.rendered(Query().filter("author.name", .like, "^a")) == "author.name_like=^a")
     }
 }
+
+@Suite("Query items lookup")
+struct QueryItemsLookupTests {
+    @Test("request.query[name] is the first value, \"\" for a bare name, nil when absent")
+    func subscriptReadsTheFirstValue() {
+        let request = BackendRequest(
+            path: "posts",
+            query: [
+                URLQueryItem(name: "_page", value: "2"), URLQueryItem(name: "id", value: "1"),
+                URLQueryItem(name: "id", value: "2"), URLQueryItem(name: "flag", value: nil),
+            ])
+        #expect(request.query["_page"] == "2")
+        #expect(request.query["id"] == "1")
+        #expect(request.query["flag"] == "")
+        #expect(request.query["_limit"] == nil)
+        #expect(request.query.values(for: "id") == ["1", "2"])
+        #expect(request.query.values(for: "nothing").isEmpty)
+    }
+
+    @Test("a recorded paging request reads back through the lookup")
+    func recordedRequest() async throws {
+        let backend = try Seed.placeholder()
+        _ = try await PostRepository(backend: backend).findPage(3, size: 5).value
+        let request = try #require(backend.requests.last)
+        #expect(request.query["_page"] == "3")
+        #expect(request.query["_limit"] == "5")
+    }
+}

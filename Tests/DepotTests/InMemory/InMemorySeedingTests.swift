@@ -129,3 +129,53 @@ struct InMemorySeedingTests {
         #expect(patched.memoryJSON?["neg"] == .double(-0.5))
     }
 }
+
+/// `InMemoryBackend(seed:)` with collections of different types and a singular object,
+/// as the README shows it.
+@Suite("InMemoryBackend seeding: several types")
+struct InMemoryTypedSeedTests {
+    struct User: Codable, Equatable, Identifiable, Sendable {
+        var id: Int
+        var name: String
+    }
+
+    struct Todo: Codable, Equatable, Identifiable, Sendable {
+        var id: String
+        var userId: Int
+        var done: Bool
+    }
+
+    struct Profile: Codable, Equatable, Sendable {
+        var theme: String
+    }
+
+    struct Seed: Encodable {
+        var users: [User]
+        var todos: [Todo]
+        var profile: Profile
+    }
+
+    struct TodoRepository: CRUDRepository {
+        typealias Entity = Todo
+        let backend: any Backend
+        let name = "todos"
+    }
+
+    @Test("each property is a collection or an object of its own type, served and written as json-server")
+    func severalTypes() async throws {
+        let seed = Seed(
+            users: [User(id: 1, name: "Ada"), User(id: 2, name: "Grace")],
+            todos: [Todo(id: "t1", userId: 1, done: false), Todo(id: "t2", userId: 2, done: true)],
+            profile: Profile(theme: "dark"))
+        let backend = try InMemoryBackend(seed: seed)
+        let todos = TodoRepository(backend: backend)
+
+        #expect(try await todos.findAll(query: ["userId": 2]).value == [seed.todos[1]])
+        #expect(try await todos.findByID("t1").value == seed.todos[0])
+        let nested = try #require(await memorySend(backend, .get, "users/1/todos").memoryResponse)
+        #expect(try JSONDecoder().decode([Todo].self, from: nested.body) == [seed.todos[0]])
+        #expect(try await todos.patch(seed.todos[0], with: ["done": true]).value.done)
+        #expect(backend.object("profile") == ["theme": "dark"])
+        #expect(backend.records(in: "users").count == 2)
+    }
+}

@@ -68,4 +68,18 @@ struct UpdatableTests {
         #expect(failure.codingPath == "title")
         #expect(failure.type == "Post")
     }
+
+    @Test("patch(entity, with:) sends PATCH /posts/:id of the entity with only the changes")
+    func patchEntity() async throws {
+        let backend = try Seed.placeholder()
+        let posts = PostRepository(backend: backend)
+        let before = try await posts.findByID(4).value
+        let after = try await posts.patch(before, with: ["title": "Patched"]).value
+        #expect(after == Post(id: 4, userId: before.userId, title: "Patched", body: before.body))
+
+        let request = try #require(backend.requests.last)
+        #expect(request.method == .patch)
+        #expect(request.path == "posts/4")
+        #expect(Seed.json(request) == ["title": "Patched"])
+    }
 }

@@ -197,9 +197,18 @@ public final class InMemoryBackend: Backend, Sendable {
     /// order they were added, before the json-server behaviour; a `GET` route also
     /// answers `HEAD`. The handler runs under the backend's lock with a
     /// ``RouteContext`` that reads and writes the store atomically; what it returns is
-    /// classified like any response (a 404 becomes ``ServiceError/notFound(_:)``), and
-    /// what it throws reaches the caller as is. Since the lock is held, a handler must
-    /// not wait for other threads that use this backend.
+    /// classified like any response (a 404 becomes ``ServiceError/notFound(_:)``).
+    /// Since the lock is held, a handler must not wait for other threads that use this
+    /// backend.
+    ///
+    /// The handler may `try` anything. A ``ServiceError`` it throws reaches the caller
+    /// as is (so ``BackendResponse/json(encoding:status:headers:encoder:)`` failing to
+    /// encode is ``ServiceError/invalidRequest(_:)``, and a store operation's
+    /// `.notFound` stays `.notFound`); any other error is answered as a server answers
+    /// a handler that throws: a `500` whose body `{"error": "…"}` names the route and
+    /// the error, which reaches the caller as ``ServiceError/serverError(_:)`` with
+    /// that ``ServiceError/message``. A closure written `{ _ throws(ServiceError) in … }`
+    /// is accepted too.
     ///
     /// ```swift
     /// backend.route(.get, "posts/:id/summary") { context in
@@ -208,13 +217,26 @@ public final class InMemoryBackend: Backend, Sendable {
     ///     }
     ///     return .json(["title": post["title"] ?? .null])
     /// }
+    /// backend.route(.get, "users/:id/todos") { context in
+    ///     try .json(encoding: [Todo(id: 1, userId: 1, title: "Write tests", completed: false)])
+    /// }
     /// ```
     public func route(
         _ method: HTTPMethod,
         _ pattern: String,
-        handler: @escaping @Sendable (RouteContext) throws(ServiceError) -> BackendResponse
+        handler: @escaping @Sendable (RouteContext) throws -> BackendResponse
     ) {
-        store.add(Route(method: method, pattern: RoutePattern(pattern), handler: handler))
+        let description = "\(method.rawValue) \(pattern)"
+        store.add(
+            Route(method: method, pattern: RoutePattern(pattern)) { context throws(ServiceError) in
+                do {
+                    return try handler(context)
+                } catch let error as ServiceError {
+                    throw error
+                } catch {
+                    return .error(500, "the route \(description) threw \(error)")
+                }
+            })
     }
 
     /// Returns a future that answers `request` each time it starts (see the type's

@@ -82,12 +82,12 @@ public struct RouteContext: Sendable {
 
     /// The first value of query parameter `name` (`""` for a bare `?name`).
     public func queryValue(_ name: String) -> String? {
-        query.first { $0.name == name }.map { $0.value ?? "" }
+        query[name]
     }
 
     /// Every value of query parameter `name`, in order (`id=1&id=2`).
     public func queryValues(_ name: String) -> [String] {
-        query.filter { $0.name == name }.map { $0.value ?? "" }
+        query.values(for: name)
     }
 
     /// The body decoded as `T`.
