@@ -19,8 +19,9 @@ import Foundation
 ///   (limit 10 by default) with `X-Total-Count` and an RFC 8288 `Link` header
 ///   (`first`, `prev`, `next`, `last`), `_start`/`_end` and `_start`/`_limit` with
 ///   `X-Total-Count`, `_embed=children` and `_expand=parent`. As in json-server, a
-///   plain filter on a field that no record has is ignored. Records lacking a sort
-///   field (or holding `null`) sort last in either order.
+///   plain filter on a field that no record has is ignored. Records holding `null`
+///   in a sort field, then those lacking it, sort after every value ascending and
+///   before every value descending (lodash's `orderBy`).
 /// - `GET /name/:id` (O(1), ids compared by their text), `POST /name` (201 with the
 ///   stored record and `Location`; a missing id becomes the largest integer id plus
 ///   one, 1 in an empty collection, or a random string when the ids are strings; a
