@@ -13,9 +13,11 @@ import Foundation
 /// responses works with either: the `.offline(store)` middleware keeps its answers in one,
 /// and a `CacheMiddleware(storage:account:)` given one keeps its validators in the same file,
 /// so revalidation survives a restart. Answers `.offline(store)` has received but not yet
-/// written are seen by every call here as stored. Safe from any thread. Each call is one SQLite transaction under the
-/// store's lock: storing replaces the old answer and evicts the least recently used in the
-/// same transaction, so the bounds hold in the file at every commit. Answers are committed
+/// written are seen by every call here as stored. Safe from any thread. A look-up only reads;
+/// each other call is one SQLite transaction under the store's lock: storing writes the
+/// recency of the answers looked up since the last write, replaces the old answer and evicts
+/// the least recently used in the same transaction, so the bounds hold in the file at every
+/// commit. Answers are committed
 /// without waiting for the disk to sync (`synchronous=NORMAL`): they survive the app being
 /// killed, and a power loss may lose the last ones (they are copies of the server's data)
 /// but never leaves the file unsound. A key's `account` must not be a credential;
@@ -49,22 +51,21 @@ public final class OfflineResponseStorage: ResponseStorage {
 
     /// The response stored for `key`, which becomes the most recently used; `nil` when none.
     ///
-    /// An answer `.offline(store)` received but has not written yet is found too.
+    /// An answer `.offline(store)` received but has not written yet is found too. A look-up
+    /// only reads the file: its recency is written with the next write (see `AnswerWriter`),
+    /// before anything is evicted.
     ///
     /// - Throws: ``OfflineStoreError`` when SQLite fails, or ``OfflineStoreError/Kind/corrupt``
     ///   when the stored row cannot be read back.
     public func response(for key: StoredResponseKey) throws(OfflineStoreError) -> StoredResponse? {
-        if let waiting = store.answerWriter.waitingAnswer(for: key) { return waiting }
-        return try store.database.withConnection { connection throws(OfflineStoreError) in
-            try connection.transaction(durable: false) { () throws(OfflineStoreError) -> StoredResponse? in
-                guard let (id, stored) = try row(for: key, in: connection) else { return nil }
-                try connection.execute(
-                    "UPDATE answers SET last_used = (SELECT coalesce(max(last_used), 0) + 1 FROM answers) WHERE id = ?",
-                    [.integer(id)]
-                )
-                return stored
-            }
+        let writer = store.answerWriter
+        if let waiting = writer.waitingAnswer(for: key) { return waiting }
+        let found = try store.database.withConnection { connection throws(OfflineStoreError) in
+            try row(for: key, in: connection)
         }
+        guard let (id, stored) = found else { return nil }
+        writer.touch(id)
+        return stored
     }
 
     /// The row id and the answer stored for `key` in the file.
@@ -110,6 +111,7 @@ public final class OfflineResponseStorage: ResponseStorage {
                     else { return false }
                 }
                 if let response {
+                    try writer.writeTouches(connection)
                     try insert(response, for: key, into: connection)
                     _ = try evict(connection)
                 } else {
@@ -157,6 +159,7 @@ public final class OfflineResponseStorage: ResponseStorage {
             let kept = answers.filter { keeping($0.key, $0.response) }
             guard !kept.isEmpty else { return 0 }
             return try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
+                try store.answerWriter.writeTouches(connection)
                 for (response, key) in kept { try insert(response, for: key, into: connection) }
                 return try evict(connection)
             }

@@ -85,7 +85,7 @@ public final class OfflineStore: Sendable {
         #endif
         database = SQLiteDatabase(connection)
         outbox = try Outbox(database: database)
-        answerWriter = AnswerWriter(queue: answerQueue, delay: answerDelay)
+        answerWriter = AnswerWriter(queue: answerQueue, database: database, delay: answerDelay)
     }
 
     /// Checks that the file is a store (or empty), then sets the connection up and migrates.

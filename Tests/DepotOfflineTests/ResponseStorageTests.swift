@@ -279,6 +279,38 @@ struct OfflineResponseStorageTests {
         #expect(try storage.response(for: key)?.storedAt == Date(timeIntervalSince1970: 1_750_000_000))
     }
 
+    @Test("a look-up only reads the file; its recency is written with the next write, before eviction")
+    func lookUpsWriteRecencyLater() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        let store = try OfflineStore(at: url, migrations: StoreSchema.migrations, answerDelay: .seconds(60))
+        let storage = OfflineResponseStorage(store: store, maxEntries: 2)
+        func walBytes() throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: url.companion("-wal").filePath)[.size] as? Int)
+                ?? -1
+        }
+        func byRecency() throws -> [String] {
+            try store.database.withConnection { connection throws(OfflineStoreError) in
+                try connection.texts("SELECT path FROM answers ORDER BY last_used")
+            }
+        }
+        let answer = StoredResponse(BackendResponse(status: 200, body: Data("x".utf8)))
+        try storage.store(answer, for: StoredResponseKey(path: "/a"))
+        try storage.store(answer, for: StoredResponseKey(path: "/b"))
+        let written = try walBytes()
+
+        #expect(try storage.response(for: StoredResponseKey(path: "/a")) != nil)
+        #expect(try byRecency() == ["/a", "/b"])  // nothing written yet
+        #expect(try walBytes() == written)  // the look-up wrote nothing to the file
+        store.flush()
+        #expect(try byRecency() == ["/b", "/a"])
+
+        // Without a flush, the next store writes the recency before it evicts.
+        #expect(try storage.response(for: StoredResponseKey(path: "/b")) != nil)
+        try storage.store(answer, for: StoredResponseKey(path: "/c"))
+        #expect(try byRecency() == ["/b", "/c"])
+    }
+
     @Test("the running totals the bounds read stay equal to counting the answers")
     func totalsStayExact() throws {
         let folder = try TemporaryFolder()

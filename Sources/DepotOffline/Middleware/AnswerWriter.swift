@@ -11,6 +11,11 @@ import Foundation
 /// ``delay`` before the app is killed may be lost; stored answers are copies, and the next
 /// read stores it again. ``discardAll()`` (sign-out) drops what waits and the answers of
 /// requests still in flight.
+///
+/// Look-ups do not write either: the answer a look-up finds in the file is marked as used
+/// (``touch(_:)``), and its recency is written with the next transaction that stores answers,
+/// before that one evicts, so eviction always sees every look-up. A look-up less than
+/// ``delay`` before the app is killed may leave its answer's recency unwritten.
 final class AnswerWriter: @unchecked Sendable {
     /// How long an answer waits for others to be written with.
     static let delay: DispatchTimeInterval = .milliseconds(100)
@@ -25,19 +30,52 @@ final class AnswerWriter: @unchecked Sendable {
         var generation = 0
         /// Whether a write of a full batch is on its way.
         var urgent = false
+        /// The rows look-ups found since the last write, least recently used first.
+        var touched: [Int64] = []
     }
 
     private let queue: DispatchQueue
+    /// The store's connection, for writing recency when no answer waits.
+    private let database: SQLiteDatabase
     // Guarded by `lock`.
     private let lock = NSLock()
     private var state = Waiting()
 
     private let delay: DispatchTimeInterval
 
-    /// A writer that writes on `queue`, `delay` after the first answer of a batch.
-    init(queue: DispatchQueue, delay: DispatchTimeInterval = AnswerWriter.delay) {
+    /// A writer that writes to `database` on `queue`, `delay` after the first answer of a
+    /// batch.
+    init(queue: DispatchQueue, database: SQLiteDatabase, delay: DispatchTimeInterval = AnswerWriter.delay) {
         self.queue = queue
+        self.database = database
         self.delay = delay
+    }
+
+    /// Marks the stored row `id` as the most recently used, in the file with the next write.
+    func touch(_ id: Int64) {
+        let later = withState { state -> Bool in
+            if let last = state.touched.last, last == id { return false }
+            state.touched.removeAll { $0 == id }
+            state.touched.append(id)
+            let later = !state.scheduled
+            state.scheduled = true
+            return later
+        }
+        if later { queue.asyncAfter(deadline: .now() + delay) { self.write() } }
+    }
+
+    /// Writes the recency of the rows look-ups found since the last write, in the order they
+    /// were found; call inside a write transaction, before anything is evicted.
+    func writeTouches(_ connection: SQLiteConnection) throws(OfflineStoreError) {
+        let touched = withState { state in
+            defer { state.touched.removeAll() }
+            return state.touched
+        }
+        for id in touched {
+            try connection.execute(
+                "UPDATE answers SET last_used = (SELECT coalesce(max(last_used), 0) + 1 FROM answers) WHERE id = ?",
+                [.integer(id)])
+        }
     }
 
     /// The current generation: read it when a request starts and pass it to ``keep(_:for:in:generation:)``.
@@ -74,6 +112,7 @@ final class AnswerWriter: @unchecked Sendable {
         withState { state in
             state.answers.removeAll()
             state.order.removeAll()
+            state.touched.removeAll()
             state.generation += 1
         }
     }
@@ -131,6 +170,16 @@ final class AnswerWriter: @unchecked Sendable {
             return (batch, more)
         }
         if more { queue.async { self.write() } }
+        // Recency no stored answer carried with it (none waits, or none was kept).
+        defer {
+            if withState({ !$0.touched.isEmpty }) {
+                _ = try? database.withConnection { connection throws(OfflineStoreError) in
+                    try connection.transaction(durable: false) { () throws(OfflineStoreError) in
+                        try writeTouches(connection)
+                    }
+                }
+            }
+        }
         guard !batch.isEmpty else { return more }
         // Grouped by storage (one, unless several middlewares share the store), in order.
         var storages: [ObjectIdentifier: (OfflineResponseStorage, [(StoredResponse, StoredResponseKey)])] =
