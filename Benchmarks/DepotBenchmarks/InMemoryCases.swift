@@ -29,7 +29,7 @@ enum InMemoryCases {
 
     /// `findByID` vs decoding that one photo's bytes.
     static let findByID = BenchmarkCase(
-        name: "inmemory.findByID", target: 2.0, rounds: 41,
+        name: "inmemory.findByID", target: 1.5, rounds: 41,
         sample: "\(lookups) findByID (ids spread over 1…5000) vs decoding each of those photos' bytes"
     ) { _ in
         let backend = try InMemoryBackend(database: Photos.database)
@@ -55,7 +55,7 @@ enum InMemoryCases {
 
     /// Every page of 50 through `pages(size:)` vs one `findAll()`, on the same backend.
     static let pages = BenchmarkCase(
-        name: "inmemory.pages50.photos5000", target: 1.5, rounds: 41,
+        name: "inmemory.pages50.photos5000", target: 1.3, rounds: 41,
         sample: "pages(size: 50) to the end (100 pages) vs 1 findAll, both Depot, 5000 photos"
     ) { _ in
         let backend = try InMemoryBackend(database: Photos.database)

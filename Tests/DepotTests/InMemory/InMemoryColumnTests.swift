@@ -109,4 +109,58 @@ struct InMemoryColumnTests {
         #expect(JSText.utf16Order("\u{FFFF}", "\u{10000}") == 1)
         #expect(JSText.utf16Order("a\u{E000}", "a😀") == 1)
     }
+
+    @Test("a field read from a record's bytes is the field a full parse reads, whatever lies before it")
+    func memberFromBytes() throws {
+        let record = Data(
+            #"""
+            { "a" : "}\"]{[" , "n":[1,{"x":"]"}, -2.5e3, true, null],"o":{"id":{"id":1}},
+              "ti\u0074le" : "esc\\aped", "e":"\u00e9", "last": false }
+            """#.utf8)
+        let parsed = try #require(try JSONParser.parse(record).get().objectValue)
+        for key in ["a", "n", "o", "title", "e", "last", "missing", "ti\\u0074le", "o.id.id"] {
+            let read = record.withUnsafeBytes { JSONParser.member(key, in: $0) }
+            #expect(read == parsed[key], "\(key)")
+        }
+        let paths = ["o.id.id", "n.1.x", "n.4", "n.9", "title", "o.missing", "a.b"]
+        for path in paths {
+            let read = record.withUnsafeBytes { QueryPath.value(in: $0, path) }
+            #expect(read == QueryPath.value(parsed, path), "\(path)")
+        }
+        #expect(record.withUnsafeBytes { QueryPath.value(in: $0, "o.id.id") } == .int(1))
+        #expect(Data("[1]".utf8).withUnsafeBytes { JSONParser.member("a", in: $0) } == nil)
+        #expect(Data("{}".utf8).withUnsafeBytes { JSONParser.member("a", in: $0) } == nil)
+    }
+
+    @Test("records written over many times answer whole: their old bytes are reclaimed, not mixed in")
+    func reclaimedBytes() async throws {
+        let seed = (1...40).map { #"{"id": \#($0), "postId": \#($0 % 4), "body": "seed \#($0)"}"# }
+        let backend = try InMemoryBackend(
+            database: Data(#"{"posts": [{"id": 0}, {"id": 1}, {"id": 2}, {"id": 3}], "comments": ["#.utf8)
+                + Data(seed.joined(separator: ",").utf8) + Data("]}".utf8))
+        var expected: [Int: String] = [:]
+        for round in 0..<60 {
+            for id in 1...40 {
+                let body = String(repeating: "x", count: (round * 7 + id) % 90) + " \(round)"
+                expected[id] = body
+                let changes = Data(#"{"body": "\#(body)"}"#.utf8)
+                _ = try await backend.send(
+                    BackendRequest(method: .patch, path: "comments/\(id)", body: changes)
+                )
+                .value
+            }
+        }
+        for id in 1...40 {
+            let answer = try await backend.send(BackendRequest(path: "comments/\(id)")).value.body
+            let object = try #require(try JSONParser.parse(answer).get().objectValue)
+            #expect(object == ["id": .int(id), "postId": .int(id % 4), "body": .string(expected[id] ?? "")])
+        }
+        // Deleting post 2 removes its comments (read from the postId column) and nothing else.
+        _ = try await backend.send(BackendRequest(method: .delete, path: "posts/2")).value
+        let left = try await backend.send(BackendRequest(path: "comments")).value.body
+        let ids = try #require(try JSONParser.parse(left).get().arrayValue).compactMap {
+            $0.objectValue?["id"]
+        }
+        #expect(ids == (1...40).filter { $0 % 4 != 2 }.map { JSONValue.int($0) })
+    }
 }

@@ -56,10 +56,7 @@ final class Database {
         for (name, entry) in entries {
             switch entry {
             case .collection(let records):
-                let stored = records.map { record in
-                    Self.record(record.members, bytes: record.bytes, in: data)
-                }
-                set(name, .collection(RecordCollection(stored)))
+                set(name, .collection(RecordCollection(seed: records, document: data)))
             case .object(let members, let bytes):
                 set(name, .object(Self.record(members, bytes: bytes, in: data)))
             case .unsupported(let kind):
@@ -136,7 +133,7 @@ final class Database {
         var members = members
         if Self.isFalsy(members["id"]) { members["id"] = collection.nextID() }
         let record = StoredRecord(members: members)
-        guard collection.insert(record) else {
+        guard collection.insert(record, members: members) else {
             throw Refusal(status: 409, message: "Insert failed, duplicate id \(record.idText ?? "")")
         }
         return record
@@ -148,9 +145,9 @@ final class Database {
     func replace(in name: String, id: String, members: [String: JSONValue]) throws(Refusal) -> StoredRecord {
         let (collection, old) = try existing(name, id)
         var members = members
-        members["id"] = old.members["id"]
+        members["id"] = old.member("id")
         let record = StoredRecord(members: members)
-        collection.replace(id: id, with: record)
+        collection.replace(id: id, with: record, members: members)
         return record
     }
 
@@ -160,11 +157,12 @@ final class Database {
     /// - Throws: 404 when the collection or the record does not exist.
     func patch(in name: String, id: String, changes: [String: JSONValue]) throws(Refusal) -> StoredRecord {
         let (collection, old) = try existing(name, id)
-        var members = old.members
+        var members = old.members()
+        let storedID = members["id"]
         members.merge(changes) { _, new in new }
-        members["id"] = old.members["id"]
+        members["id"] = storedID
         let record = StoredRecord(members: members)
-        collection.replace(id: id, with: record)
+        collection.replace(id: id, with: record, members: members)
         return record
     }
 
@@ -179,7 +177,7 @@ final class Database {
         if collection.record(id: id) == nil {
             let foreignKey = Inflector.singular(name) + "Id"
             for other in collections.values where other.foreignKeys.contains(foreignKey) {
-                other.removeAll { JSText.idText($0.members[foreignKey]) == id }
+                other.removeAll(where: foreignKey, is: id)
             }
         }
         return removed
@@ -214,7 +212,7 @@ final class Database {
     /// - Throws: 404 when there is no such object.
     func patchObject(_ name: String, changes: [String: JSONValue]) throws(Refusal) -> StoredRecord {
         guard let old = objects[name] else { throw .notFound }
-        var members = old.members
+        var members = old.members()
         members.merge(changes) { _, new in new }
         let record = StoredRecord(members: members)
         objects[name] = record

@@ -104,6 +104,35 @@ struct JSONParser {
         }
     }
 
+    /// The value of member `key` of the JSON object in `bytes`, parsing that value only
+    /// (the others are skipped); `nil` when the object has no such member, or `bytes` is
+    /// not an object.
+    ///
+    /// For stored records, which are valid JSON without repeated keys (a record with a
+    /// repeated key is written anew when it is seeded), so the first match is the member.
+    static func member(_ key: String, in bytes: UnsafeRawBufferPointer) -> JSONValue? {
+        var parser = JSONParser(bytes)
+        do throws(SyntaxError) {
+            parser.skipWhitespace()
+            guard parser.peek() == UInt8(ascii: "{") else { return nil }
+            parser.index += 1
+            parser.skipWhitespace()
+            if parser.peek() == UInt8(ascii: "}") { return nil }
+            while true {
+                parser.skipWhitespace()
+                let found = try parser.keyEquals(key)
+                parser.skipWhitespace()
+                try parser.expect(UInt8(ascii: ":"))
+                if found { return try parser.parseValue() }
+                try parser.skipValue()
+                parser.skipWhitespace()
+                if try !parser.continueContainer(closing: UInt8(ascii: "}")) { return nil }
+            }
+        } catch {
+            return nil
+        }
+    }
+
     // MARK: - Database
 
     private mutating func parseDatabase() throws(SyntaxError) -> [(name: String, entry: DatabaseEntry)] {
@@ -366,6 +395,69 @@ struct JSONParser {
             index += 1
         }
         return value
+    }
+
+    /// Consumes a key and says whether it reads `key`: compared byte for byte unless it
+    /// has an escape.
+    private mutating func keyEquals(_ key: String) throws(SyntaxError) -> Bool {
+        guard peek() == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+        let start = index
+        var end = index + 1
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\") {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            index = end + 1
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<end])
+            return raw.elementsEqual(key.utf8)
+        }
+        index = start
+        return try parseString() == key
+    }
+
+    /// Moves past one value without building it.
+    private mutating func skipValue() throws(SyntaxError) {
+        skipWhitespace()
+        guard let byte = peek() else { throw failure("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "\""):
+            try skipString()
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var nesting = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\"") {
+                    try skipString()
+                    continue
+                }
+                index += 1
+                if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+                    nesting += 1
+                } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
+                    nesting -= 1
+                    if nesting == 0 { return }
+                }
+            }
+            throw failure("unexpected end of input")
+        default:
+            // A number or a literal: up to the next delimiter.
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x0A, 0x0D, 0x09: return
+                default: index += 1
+                }
+            }
+        }
+    }
+
+    private mutating func skipString() throws(SyntaxError) {
+        index += 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += byte == UInt8(ascii: "\\") ? 2 : 1
+            if byte == UInt8(ascii: "\"") { return }
+        }
+        throw failure("unterminated string")
     }
 
     // MARK: - Numbers and literals

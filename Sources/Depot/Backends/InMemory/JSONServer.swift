@@ -254,7 +254,7 @@ struct JSONServer {
     /// The parent's id as stored (`1`, not `"1"`), or the text read as an integer
     /// when it can be, else the text.
     private func parentIDValue(_ parent: String, _ id: String) -> JSONValue {
-        if let stored = database.collection(parent)?.record(id: id)?.members["id"] { return stored }
+        if let stored = database.collection(parent)?.record(id: id)?.member("id") { return stored }
         if let number = Int(id) { return .int(number) }
         return .string(id)
     }

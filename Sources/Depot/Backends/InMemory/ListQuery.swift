@@ -138,12 +138,12 @@ struct CompiledFilter {
         patterns = compiled
     }
 
-    /// Whether `members` pass, by json-server 0.17's rules: a missing or `null`
+    /// Whether `record` passes, by json-server 0.17's rules: a missing or `null`
     /// field never passes; values compare with the field's text (`userId=1` matches
     /// `1`); `_gte` / `_lte` compare as JavaScript does (numbers as numbers).
-    func matches(_ members: [String: JSONValue]) -> Bool {
-        let value = QueryPath.value(members, filter.path)
-        return matches(value, text: value.flatMap { $0 == .null ? nil : JSText.string($0) })
+    func matches(_ record: StoredRecord) -> Bool {
+        let value = record.bytes.withUnsafeBytes { QueryPath.value(in: $0, filter.path) }
+        return matches(value, text: FieldColumn.text(value))
     }
 
     /// Whether a record whose value at the filter's path is `value` passes, given

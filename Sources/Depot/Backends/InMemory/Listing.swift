@@ -27,7 +27,7 @@ enum Listing {
         /// reads the parent's id (compared as the listing's filter compares it), or no
         /// record of `collection` has the key (the filter is then dropped).
         func holds(_ record: StoredRecord, in collection: RecordCollection) -> Bool {
-            if (try? CompiledFilter(filter))?.matches(record.members) == true { return true }
+            if (try? CompiledFilter(filter))?.matches(record) == true { return true }
             return !collection.someRecordHas(path: key)
         }
     }
@@ -97,12 +97,14 @@ enum Listing {
             }
             positions = Array(0..<collection.count)
         }
+        guard !relations.isEmpty else {
+            return BackendResponse(status: 200, headers: headers, body: collection.body(of: positions))
+        }
         // Materialized first: the splice counts its pieces before it copies them.
         let pieces = positions.compactMap { position in
             collection.record(at: position).map(relations.bytes(of:))
         }
-        let body = JSONSplice.array(pieces)
-        return BackendResponse(status: 200, headers: headers, body: body)
+        return BackendResponse(status: 200, headers: headers, body: JSONSplice.array(pieces))
     }
 
     /// The positions of the records that pass the filters and the full-text search, in
@@ -132,7 +134,7 @@ enum Listing {
         }
         if let text {
             positions = positions.filter { position in
-                collection.record(at: position).map { FullText.matches($0.members, text) } ?? false
+                collection.record(at: position).map { FullText.matches($0.members(), text) } ?? false
             }
         }
         if !sortKeys.isEmpty {

@@ -5,9 +5,24 @@ enum QueryPath {
     /// The value at `path` in `members`, `nil` when there is none.
     static func value(_ members: [String: JSONValue], _ path: String) -> JSONValue? {
         if let direct = members[path] { return direct }
-        guard path.contains(".") else { return nil }
-        var current = JSONValue.object(members)
-        for component in path.split(separator: ".", omittingEmptySubsequences: false) {
+        guard let dot = path.firstIndex(of: ".") else { return nil }
+        return members[String(path[..<dot])].flatMap { descend($0, path[path.index(after: dot)...]) }
+    }
+
+    /// The value at `path` in the JSON object `bytes` (a stored record), parsing only
+    /// the member the path starts with.
+    static func value(in bytes: UnsafeRawBufferPointer, _ path: String) -> JSONValue? {
+        if let direct = JSONParser.member(path, in: bytes) { return direct }
+        guard let dot = path.firstIndex(of: ".") else { return nil }
+        return JSONParser.member(String(path[..<dot]), in: bytes).flatMap {
+            descend($0, path[path.index(after: dot)...])
+        }
+    }
+
+    /// The value at the dotted `rest` of a path inside `value`.
+    private static func descend(_ value: JSONValue, _ rest: Substring) -> JSONValue? {
+        var current = value
+        for component in rest.split(separator: ".", omittingEmptySubsequences: false) {
             switch current {
             case .object(let object):
                 guard let next = object[String(component)] else { return nil }
@@ -20,10 +35,5 @@ enum QueryPath {
             }
         }
         return current
-    }
-
-    /// Whether `path` leads to a value (even `null`) in `members`.
-    static func has(_ members: [String: JSONValue], _ path: String) -> Bool {
-        value(members, path) != nil
     }
 }

@@ -1,19 +1,33 @@
 import Foundation
 
 /// One collection of the in-memory store: records in insertion order, an index from
-/// id text to slot (lookup by id is O(1)), the encoded body of the whole collection
-/// (rebuilt after a write), and json-server's next-id rule.
+/// id text to slot (lookup by id is O(1)), and json-server's next-id rule.
 ///
-/// Deleting leaves a hole that is compacted away the next time positions matter
-/// (listing), so deletion and lookup stay O(1). The fields that queries read are kept as
-/// columns (``FieldColumn``), read from the records once and kept in step with every
-/// write, so a filter or a sort compares values in place instead of reading every
-/// record. Not thread-safe: the store's lock guards it.
+/// Each record is kept once, as its JSON bytes in one buffer shared by the collection
+/// (the arena) plus its id text: answers copy those bytes out, and rules that need a field
+/// parse that field only. A replaced or deleted record leaves its bytes behind as garbage,
+/// reclaimed once it outweighs the live bytes; deleting leaves a hole in the slots,
+/// compacted away the next time positions matter (listing), so deletion and lookup stay
+/// O(1). The fields that queries read are kept as columns (``FieldColumn``), read once and
+/// kept in step with every write, so a filter or a sort compares values in place. Not
+/// thread-safe: the store's lock guards it.
 final class RecordCollection {
-    private var slots: [StoredRecord?] = []
+    /// Where a record's bytes lie in the arena, and its id text; a hole has a negative count.
+    private struct Slot {
+        var start: Int
+        var count: Int
+        var idText: String?
+
+        var isHole: Bool { count < 0 }
+        static let hole = Slot(start: 0, count: -1, idText: nil)
+    }
+
+    private var arena: [UInt8] = []
+    /// Bytes of the arena that no slot refers to any more.
+    private var garbage = 0
+    private var slots: [Slot] = []
     private var index: [String: Int] = [:]
     private var holes = 0
-    private var cachedBody: Data?
     private var numericMaximum: NumericMaximum?
     private var maximumIsStale = false
     private var hasStringIDs = false
@@ -27,23 +41,43 @@ final class RecordCollection {
     /// The number of records.
     private(set) var count = 0
 
-    init(_ records: [StoredRecord] = []) {
+    /// An empty collection.
+    init() {}
+
+    /// A collection of seeded records: each one's members (read for its id and keys, not
+    /// kept) and the range of its bytes in `document`, or `nil` to write them from the
+    /// members.
+    init(seed records: [(members: [String: JSONValue], bytes: Range<Int>?)], document: Data) {
         slots.reserveCapacity(records.count)
-        for record in records { append(record) }
+        arena.reserveCapacity(records.reduce(0) { $0 + ($1.bytes?.count ?? 0) + 1 })
+        document.withUnsafeBytes { raw in
+            for (members, range) in records {
+                if let range {
+                    append(UnsafeRawBufferPointer(rebasing: raw[range]), members: members)
+                } else {
+                    JSONWriter.encode(object: members).withUnsafeBytes { append($0, members: members) }
+                }
+            }
+        }
     }
 
     // MARK: - Reading
 
-    /// The records in order, without holes.
+    /// The records in order.
     var records: [StoredRecord] {
         compact()
-        return slots.compactMap { $0 }
+        return slots.indices.map(record(inSlot:))
     }
 
-    /// The record at `position` (from 0, in order), after ``compact()``.
+    /// The record at `position` (from 0, in order).
     func record(at position: Int) -> StoredRecord? {
         compact()
-        return slots.indices.contains(position) ? slots[position] : nil
+        return slots.indices.contains(position) ? record(inSlot: position) : nil
+    }
+
+    /// The record whose id has the text `id` (`"1"` finds `1`).
+    func record(id: String) -> StoredRecord? {
+        index[id].map(record(inSlot:))
     }
 
     /// The values at `path` of every record, by position (from 0, in order): read from
@@ -52,25 +86,37 @@ final class RecordCollection {
         compact()
         if let column = columns[path] { return column }
         var column = FieldColumn(path: path, capacity: slots.count)
-        for slot in slots { column.append(slot) }
+        for slot in slots.indices { column.append(value(at: path, inSlot: slot)) }
         columns[path] = column
         return column
     }
 
-    /// The record whose id has the text `id` (`"1"` finds `1`).
-    func record(id: String) -> StoredRecord? {
-        guard let slot = index[id] else { return nil }
-        return slots[slot]
+    /// The JSON array of every record.
+    var body: Data {
+        compact()
+        return body(of: slots.indices)
     }
 
-    /// The JSON array of every record, spliced from their bytes and kept until the
-    /// next write.
-    var body: Data {
-        if let cachedBody { return cachedBody }
+    /// The JSON array of the records at `positions` (from 0, in order), copied from the
+    /// arena in one pass.
+    func body(of positions: some Collection<Int>) -> Data {
         compact()
-        let body = JSONSplice.array(slots.lazy.compactMap { $0?.bytes })
-        cachedBody = body
-        return body
+        var total = 2
+        for position in positions { total += slots[position].count + 1 }
+        var data = Data(capacity: total)
+        data.append(UInt8(ascii: "["))
+        arena.withUnsafeBytes { raw in
+            var first = true
+            for position in positions {
+                if !first { data.append(UInt8(ascii: ",")) }
+                first = false
+                let slot = slots[position]
+                data.append(
+                    contentsOf: UnsafeRawBufferPointer(rebasing: raw[slot.start..<(slot.start + slot.count)]))
+            }
+        }
+        data.append(UInt8(ascii: "]"))
+        return data
     }
 
     /// Whether some record has `path` (a member, or a dotted path into one), as
@@ -81,55 +127,50 @@ final class RecordCollection {
 
     // MARK: - Writing
 
-    /// Appends `record`; `false` when its id is taken.
+    /// Appends `record`, whose members are `members`; `false` when its id is taken.
     @discardableResult
-    func insert(_ record: StoredRecord) -> Bool {
+    func insert(_ record: StoredRecord, members: [String: JSONValue]) -> Bool {
         if let id = record.idText, index[id] != nil { return false }
-        append(record)
+        record.bytes.withUnsafeBytes { append($0, members: members) }
         return true
     }
 
-    /// Replaces the record whose id text is `id`; `false` when there is none.
+    /// Replaces the record whose id text is `id` by `record`, whose members are `members`;
+    /// `false` when there is none.
     @discardableResult
-    func replace(id: String, with record: StoredRecord) -> Bool {
+    func replace(id: String, with record: StoredRecord, members: [String: JSONValue]) -> Bool {
         guard let slot = index[id] else { return false }
-        slots[slot] = record
-        noteKeys(of: record)
-        cachedBody = nil
-        updateColumns(at: slot)
+        garbage += slots[slot].count
+        slots[slot] = record.bytes.withUnsafeBytes { store($0, idText: record.idText) }
+        noteKeys(of: members)
+        for path in columns.keys { columns[path]?.set(QueryPath.value(members, path), at: slot) }
+        reclaimGarbage()
         return true
     }
 
     /// Removes and returns the record whose id text is `id`.
     func remove(id: String) -> StoredRecord? {
-        guard let slot = index.removeValue(forKey: id), let record = slots[slot] else { return nil }
-        slots[slot] = nil
-        updateColumns(at: slot)
-        holes += 1
-        count -= 1
-        cachedBody = nil
-        if let maximum = numericMaximum, maximum.matches(record.members["id"]) { maximumIsStale = true }
-        if hasDuplicateIDs, let twin = slots.firstIndex(where: { $0?.idText == id }) { index[id] = twin }
+        guard let slot = index.removeValue(forKey: id) else { return nil }
+        let record = record(inSlot: slot)
+        release(slot)
+        if hasDuplicateIDs, let twin = slots.firstIndex(where: { $0.idText == id }) { index[id] = twin }
+        reclaimGarbage()
         return record
     }
 
-    /// Removes every record that satisfies `shouldRemove`; returns how many.
+    /// Removes every record whose value at `path` has the text `text` (`postId` = `"1"`
+    /// for the comments of post 1, compared as ids are); returns how many.
     @discardableResult
-    func removeAll(where shouldRemove: (StoredRecord) -> Bool) -> Int {
+    func removeAll(where path: String, is text: String) -> Int {
+        let texts = column(path).texts
         var removed = 0
-        for slot in slots.indices {
-            guard let record = slots[slot], shouldRemove(record) else { continue }
-            slots[slot] = nil
-            updateColumns(at: slot)
-            if let id = record.idText, index[id] == slot { index[id] = nil }
-            if let maximum = numericMaximum, maximum.matches(record.members["id"]) { maximumIsStale = true }
+        for slot in slots.indices where texts[slot] == text && !slots[slot].isHole {
+            if let id = slots[slot].idText, index[id] == slot { index[id] = nil }
+            release(slot)
             removed += 1
         }
-        guard removed > 0 else { return 0 }
-        holes += removed
-        count -= removed
-        cachedBody = nil
-        if hasDuplicateIDs { compact() }
+        if removed > 0 && hasDuplicateIDs { compact() }
+        reclaimGarbage()
         return removed
     }
 
@@ -161,25 +202,55 @@ final class RecordCollection {
 
     // MARK: - Internals
 
-    private func append(_ record: StoredRecord) {
-        if let id = record.idText {
+    private func record(inSlot slot: Int) -> StoredRecord {
+        let place = slots[slot]
+        return StoredRecord(
+            bytes: Data(arena[place.start..<(place.start + place.count)]), idText: place.idText)
+    }
+
+    /// The value at `path` in the record of `slot`; `nil` for a hole.
+    private func value(at path: String, inSlot slot: Int) -> JSONValue? {
+        let place = slots[slot]
+        guard !place.isHole else { return nil }
+        return arena.withUnsafeBytes { raw in
+            QueryPath.value(
+                in: UnsafeRawBufferPointer(rebasing: raw[place.start..<(place.start + place.count)]), path)
+        }
+    }
+
+    /// Copies `bytes` to the end of the arena.
+    private func store(_ bytes: UnsafeRawBufferPointer, idText: String?) -> Slot {
+        let start = arena.count
+        arena.append(contentsOf: bytes)
+        return Slot(start: start, count: bytes.count, idText: idText)
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer, members: [String: JSONValue]) {
+        let idText = JSText.idText(members["id"])
+        if let id = idText {
             if index[id] == nil { index[id] = slots.count } else { hasDuplicateIDs = true }
         }
-        slots.append(record)
-        for path in columns.keys { columns[path]?.append(record) }
+        slots.append(store(bytes, idText: idText))
+        for path in columns.keys { columns[path]?.append(QueryPath.value(members, path)) }
         count += 1
-        cachedBody = nil
-        noteID(record.members["id"])
-        noteKeys(of: record)
+        noteID(members["id"])
+        noteKeys(of: members)
     }
 
-    /// Reads the columns' values of `slot` again (its record was replaced or removed).
-    private func updateColumns(at slot: Int) {
-        for path in columns.keys { columns[path]?.set(slots[slot], at: slot) }
+    /// Turns `slot` into a hole (the index is the caller's to update).
+    private func release(_ slot: Int) {
+        if let maximum = numericMaximum, maximum.matches(value(at: "id", inSlot: slot)) {
+            maximumIsStale = true
+        }
+        garbage += slots[slot].count
+        slots[slot] = .hole
+        for path in columns.keys { columns[path]?.set(nil, at: slot) }
+        holes += 1
+        count -= 1
     }
 
-    private func noteKeys(of record: StoredRecord) {
-        for key in record.members.keys where key.hasSuffix("Id") && key.count > 2 {
+    private func noteKeys(of members: [String: JSONValue]) {
+        for key in members.keys where key.hasSuffix("Id") && key.count > 2 {
             foreignKeys.insert(key)
         }
     }
@@ -197,19 +268,36 @@ final class RecordCollection {
     private func recomputeMaximum() {
         maximumIsStale = false
         numericMaximum = nil
-        for case let record? in slots { noteID(record.members["id"]) }
+        for slot in slots.indices where !slots[slot].isHole { noteID(value(at: "id", inSlot: slot)) }
     }
 
     /// Removes the holes left by deletions and renumbers the index.
     private func compact() {
         guard holes > 0 else { return }
-        for path in columns.keys { columns[path]?.removeHoles(of: slots) }
-        slots = slots.filter { $0 != nil }
+        let isHole = slots.map(\.isHole)
+        for path in columns.keys { columns[path]?.removeHoles(isHole) }
+        slots.removeAll(where: \.isHole)
         holes = 0
         index.removeAll(keepingCapacity: true)
-        for (slot, record) in slots.enumerated() {
-            if let id = record?.idText, index[id] == nil { index[id] = slot }
+        for (slot, place) in slots.enumerated() {
+            if let id = place.idText, index[id] == nil { index[id] = slot }
         }
+    }
+
+    /// Copies the live records into a new arena once the garbage outweighs them, so a
+    /// collection that is written often holds about its records' bytes.
+    private func reclaimGarbage() {
+        guard garbage > 4096 && garbage > arena.count / 2 else { return }
+        var fresh: [UInt8] = []
+        fresh.reserveCapacity(arena.count - garbage)
+        for slot in slots.indices where !slots[slot].isHole {
+            let place = slots[slot]
+            let start = fresh.count
+            fresh.append(contentsOf: arena[place.start..<(place.start + place.count)])
+            slots[slot].start = start
+        }
+        arena = fresh
+        garbage = 0
     }
 
     /// nanoid(7): seven characters of the URL-safe alphabet.
@@ -273,25 +361,23 @@ struct FieldColumn {
         texts.reserveCapacity(capacity)
     }
 
-    mutating func append(_ record: StoredRecord?) {
-        let value = record.flatMap { QueryPath.value($0.members, path) }
+    mutating func append(_ value: JSONValue?) {
         values.append(value)
         texts.append(Self.text(value))
         if value != nil { presentCount += 1 }
     }
 
-    mutating func set(_ record: StoredRecord?, at slot: Int) {
-        let value = record.flatMap { QueryPath.value($0.members, path) }
+    mutating func set(_ value: JSONValue?, at slot: Int) {
         if values[slot] != nil { presentCount -= 1 }
         if value != nil { presentCount += 1 }
         values[slot] = value
         texts[slot] = Self.text(value)
     }
 
-    /// Drops the entries of the holes of `slots` (called before the collection drops them).
-    mutating func removeHoles(of slots: [StoredRecord?]) {
+    /// Drops the entries where `isHole` is true (called before the collection drops them).
+    mutating func removeHoles(_ isHole: [Bool]) {
         var kept = 0
-        for slot in slots.indices where slots[slot] != nil {
+        for slot in isHole.indices where !isHole[slot] {
             values[kept] = values[slot]
             texts[kept] = texts[slot]
             kept += 1
@@ -300,7 +386,8 @@ struct FieldColumn {
         texts.removeLast(texts.count - kept)
     }
 
-    private static func text(_ value: JSONValue?) -> String? {
+    /// `String(value)` as a filter compares it; `nil` for a missing or `null` value.
+    static func text(_ value: JSONValue?) -> String? {
         guard let value, value != .null else { return nil }
         return JSText.string(value)
     }

@@ -4,9 +4,10 @@ import Foundation
 /// record (`posts?_embed=comments` adds `comments` by `postId`), and the parent a
 /// record points at (`comments?_expand=post` adds `post` by `postId`).
 ///
-/// Children are grouped once per request, so embedding costs O(parents + children).
+/// Children are grouped once per request, from the foreign key's column, so embedding
+/// costs O(parents + children). Lives for one request, under the store's lock.
 struct Relations {
-    private let embedded: [(key: String, groups: [String: [StoredRecord]])]
+    private let embedded: [(key: String, children: RecordCollection?, groups: [String: [Int]])]
     private let expanded: [(key: String, foreignKey: String, parents: RecordCollection)]
 
     /// Whether there is nothing to add.
@@ -19,12 +20,13 @@ struct Relations {
     init(collection name: String, embed: [String], expand: [String], database: Database) {
         let foreignKey = Inflector.singular(name) + "Id"
         embedded = embed.map { child in
-            var groups: [String: [StoredRecord]] = [:]
-            for record in database.collection(child)?.records ?? [] {
-                guard let value = record.members[foreignKey] else { continue }
-                groups[JSText.equalityKey(value), default: []].append(record)
+            guard let children = database.collection(child) else { return (child, nil, [:]) }
+            var groups: [String: [Int]] = [:]
+            for (position, value) in children.column(foreignKey).values.enumerated() {
+                guard let value else { continue }
+                groups[JSText.equalityKey(value), default: []].append(position)
             }
-            return (child, groups)
+            return (child, children, groups)
         }
         expanded = expand.compactMap { parent in
             let candidates = [Inflector.plural(parent), parent + "s"]
@@ -42,14 +44,15 @@ struct Relations {
     /// is left as it is (json-server fails with a 500 there).
     func bytes(of record: StoredRecord) -> Data {
         guard !isEmpty else { return record.bytes }
+        let members = record.members()
         var extra: [(key: String, records: [StoredRecord], single: Bool)] = []
         var removed: [String] = []
-        for (key, groups) in embedded {
-            let children = record.members["id"].flatMap { groups[JSText.equalityKey($0)] } ?? []
-            extra.append((key, children, false))
+        for (key, children, groups) in embedded {
+            let positions = members["id"].flatMap { groups[JSText.equalityKey($0)] } ?? []
+            extra.append((key, positions.compactMap { children?.record(at: $0) }, false))
         }
         for (key, foreignKey, parents) in expanded {
-            guard let id = JSText.idText(record.members[foreignKey]) else { continue }
+            guard let id = JSText.idText(members[foreignKey]) else { continue }
             guard let parent = parents.record(id: id) else {
                 removed.append(key)
                 continue
@@ -62,16 +65,16 @@ struct Relations {
                 bytes: item.single ? item.records[0].bytes : JSONSplice.array(item.records.map(\.bytes))
             )
         }
-        if removed.allSatisfy({ record.members[$0] == nil }),
-            let spliced = JSONSplice.object(record, adding: pieces)
+        if removed.allSatisfy({ members[$0] == nil }),
+            let spliced = JSONSplice.object(record, members: members, adding: pieces)
         {
             return spliced
         }
-        var members = record.members
-        for key in removed { members[key] = nil }
+        var rewritten = members
+        for key in removed { rewritten[key] = nil }
         for item in extra {
-            members[item.key] = item.single ? item.records[0].value : .array(item.records.map(\.value))
+            rewritten[item.key] = item.single ? item.records[0].value : .array(item.records.map(\.value))
         }
-        return JSONWriter.encode(object: members)
+        return JSONWriter.encode(object: rewritten)
     }
 }

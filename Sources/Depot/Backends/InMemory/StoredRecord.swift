@@ -1,11 +1,11 @@
 import Foundation
 
-/// One record as the in-memory store keeps it: its members, its JSON bytes (so that
-/// answers splice bytes instead of encoding), and the text of its id.
+/// One record as the in-memory store hands it out: its JSON bytes (answers splice them
+/// instead of encoding) and the text of its id. Its members are parsed from the bytes
+/// when a rule needs them, so the store keeps one representation per record.
 struct StoredRecord {
-    /// The record's members.
-    var members: [String: JSONValue]
-    /// The record as JSON: the bytes it was seeded with, or the writer's output.
+    /// The record as JSON: the bytes it was seeded with, or the writer's output; always a
+    /// valid JSON object without repeated keys.
     var bytes: Data
     /// `id.toString()`, json-server's key for the record; `nil` without an id.
     var idText: String?
@@ -17,13 +17,28 @@ struct StoredRecord {
 
     /// A record with bytes already known to encode `members`.
     init(members: [String: JSONValue], bytes: Data) {
-        self.members = members
+        self.init(bytes: bytes, idText: JSText.idText(members["id"]))
+    }
+
+    /// A record from bytes the store holds, and its id text.
+    init(bytes: Data, idText: String?) {
         self.bytes = bytes
-        self.idText = JSText.idText(members["id"])
+        self.idText = idText
+    }
+
+    /// The record's members, parsed from its bytes: each call parses, so read them once
+    /// per use.
+    func members() -> [String: JSONValue] {
+        (try? JSONParser.parse(bytes).get())?.objectValue ?? [:]
+    }
+
+    /// The member `key`, parsing that member only.
+    func member(_ key: String) -> JSONValue? {
+        bytes.withUnsafeBytes { JSONParser.member(key, in: $0) }
     }
 
     /// The record as a ``JSONValue``.
-    var value: JSONValue { .object(members) }
+    var value: JSONValue { .object(members()) }
 }
 
 /// JSON bytes assembled from pieces that are already JSON.
@@ -45,15 +60,17 @@ enum JSONSplice {
     }
 
     /// An object's bytes with `extra` members added before its closing brace, or
-    /// `nil` when that cannot be done by splicing (the object already has one of
-    /// the keys, or its bytes do not end in `}`).
-    static func object(_ record: StoredRecord, adding extra: [(key: String, bytes: Data)]) -> Data? {
+    /// `nil` when that cannot be done by splicing (the object, whose members are
+    /// `members`, already has one of the keys, or its bytes do not end in `}`).
+    static func object(
+        _ record: StoredRecord, members: [String: JSONValue], adding extra: [(key: String, bytes: Data)]
+    ) -> Data? {
         guard !extra.isEmpty else { return record.bytes }
-        guard extra.allSatisfy({ record.members[$0.key] == nil }),
+        guard extra.allSatisfy({ members[$0.key] == nil }),
             let close = record.bytes.lastIndex(of: UInt8(ascii: "}"))
         else { return nil }
         var data = Data(record.bytes[record.bytes.startIndex..<close])
-        var needsComma = !record.members.isEmpty
+        var needsComma = !members.isEmpty
         for (key, bytes) in extra {
             var writer = JSONWriter()
             if needsComma { writer.writeRaw(Data([UInt8(ascii: ",")])) }
