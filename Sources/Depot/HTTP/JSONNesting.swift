@@ -71,18 +71,21 @@ enum JSONNesting {
     /// Foundation's decoder tells it: by a byte order mark, or by NUL bytes where the
     /// first ASCII character of a JSON text would stand; `nil` for UTF-8.
     static func wideEncoding(of data: Data) -> String.Encoding? {
-        let head = Array(data.prefix(4))
-        switch head.count {
+        // The first four bytes, read without allocating (every decode asks).
+        let count = min(data.count, 4)
+        func byte(_ offset: Int) -> UInt8 { offset < count ? data[data.startIndex + offset] : 1 }
+        let (b0, b1, b2, b3) = (byte(0), byte(1), byte(2), byte(3))
+        switch count {
         case 4...:
-            if head[0] == 0, head[1] == 0, head[2] == 0xFE, head[3] == 0xFF { return .utf32 }
-            if head[0] == 0xFF, head[1] == 0xFE, head[2] == 0, head[3] == 0 { return .utf32 }
-            if head[0] == 0, head[1] == 0, head[2] == 0 { return .utf32BigEndian }
-            if head[1] == 0, head[2] == 0, head[3] == 0 { return .utf32LittleEndian }
+            if b0 == 0, b1 == 0, b2 == 0xFE, b3 == 0xFF { return .utf32 }
+            if b0 == 0xFF, b1 == 0xFE, b2 == 0, b3 == 0 { return .utf32 }
+            if b0 == 0, b1 == 0, b2 == 0 { return .utf32BigEndian }
+            if b1 == 0, b2 == 0, b3 == 0 { return .utf32LittleEndian }
             fallthrough
         case 2...:
-            if (head[0] == 0xFE && head[1] == 0xFF) || (head[0] == 0xFF && head[1] == 0xFE) { return .utf16 }
-            if head[0] == 0 { return .utf16BigEndian }
-            if head[1] == 0 { return .utf16LittleEndian }
+            if (b0 == 0xFE && b1 == 0xFF) || (b0 == 0xFF && b1 == 0xFE) { return .utf16 }
+            if b0 == 0 { return .utf16BigEndian }
+            if b1 == 0 { return .utf16LittleEndian }
             return nil
         default:
             return nil

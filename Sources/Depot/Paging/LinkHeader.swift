@@ -11,7 +11,7 @@ public enum LinkHeader {
     /// - Throws: ``ServiceError/decoding(_:)`` naming the `Link` header when the value
     ///   is not a list of `<target>; param=value` entries.
     public static func parse(_ value: String) throws(ServiceError) -> [Link] {
-        var scanner = LinkScanner(Array(value.unicodeScalars))
+        var scanner = LinkScanner(value)
         var links: [Link] = []
         scanner.skipSpace()
         while !scanner.isAtEnd {
@@ -60,60 +60,58 @@ public enum LinkHeader {
     }
 }
 
-/// A minimal scanner over the characters of a header value.
+/// A minimal scanner over the UTF-8 bytes of a header value. Every delimiter is ASCII, so
+/// the pieces between delimiters are whole UTF-8 and read back as the text they were.
 private struct LinkScanner {
-    private let scalars: [Unicode.Scalar]
+    private let bytes: [UInt8]
     private var index = 0
 
-    init(_ scalars: [Unicode.Scalar]) {
-        self.scalars = scalars
+    init(_ value: String) {
+        bytes = Array(value.utf8)
     }
 
-    var isAtEnd: Bool { index >= scalars.count }
+    var isAtEnd: Bool { index >= bytes.count }
 
     mutating func skipSpace() {
-        while index < scalars.count, scalars[index] == " " || scalars[index] == "\t" { index += 1 }
+        while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") {
+            index += 1
+        }
     }
 
-    mutating func take(_ scalar: Unicode.Scalar) -> Bool {
-        guard index < scalars.count, scalars[index] == scalar else { return false }
+    /// Consumes `delimiter` (an ASCII character) when it is next.
+    mutating func take(_ delimiter: Unicode.Scalar) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: delimiter) else { return false }
         index += 1
         return true
     }
 
     mutating func take(until end: Unicode.Scalar) -> String? {
-        guard let stop = scalars[index...].firstIndex(of: end) else { return nil }
+        guard let stop = bytes[index...].firstIndex(of: UInt8(ascii: end)) else { return nil }
         defer { index = stop }
-        return String(String.UnicodeScalarView(scalars[index..<stop]))
+        return String(decoding: bytes[index..<stop], as: UTF8.self)
     }
 
     /// An RFC 9110 token (letters, digits and `!#$%&'*+-.^_`|~`).
     mutating func token() -> String? {
         let start = index
-        while index < scalars.count, Self.isTokenCharacter(scalars[index]) { index += 1 }
-        return index > start ? String(String.UnicodeScalarView(scalars[start..<index])) : nil
+        while index < bytes.count, HTTPHeaders.isTokenByte(bytes[index]) { index += 1 }
+        return index > start ? String(decoding: bytes[start..<index], as: UTF8.self) : nil
     }
 
     mutating func quotedString() -> String? {
         guard take("\"") else { return nil }
-        var result = String.UnicodeScalarView()
-        while index < scalars.count {
-            let scalar = scalars[index]
+        var result: [UInt8] = []
+        while index < bytes.count {
+            let byte = bytes[index]
             index += 1
-            if scalar == "\"" { return String(result) }
-            if scalar == "\\", index < scalars.count {
-                result.append(scalars[index])
+            if byte == UInt8(ascii: "\"") { return String(decoding: result, as: UTF8.self) }
+            if byte == UInt8(ascii: "\\"), index < bytes.count {
+                result.append(bytes[index])
                 index += 1
             } else {
-                result.append(scalar)
+                result.append(byte)
             }
         }
         return nil
-    }
-
-    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.isASCII
-            && (CharacterSet.alphanumerics.contains(scalar)
-                || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
     }
 }

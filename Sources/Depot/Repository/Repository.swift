@@ -40,7 +40,17 @@ extension Repository {
     ///
     /// Ids are rendered with `String(describing:)`: `42`, `"abc"`, a UUID's string.
     public func segments(for id: Entity.ID) -> [String] {
-        collectionPath + [String(describing: id)]
+        collectionPath + [Self.text(of: id)]
+    }
+
+    /// `String(describing: id)`, without the generic description machinery for the usual
+    /// id types (an `Int` or a `String`), which costs more than the rest of the path.
+    static func text(of id: Entity.ID) -> String {
+        switch id {
+        case let number as Int: return String(number)
+        case let text as String: return text
+        default: return String(describing: id)
+        }
     }
 }
 

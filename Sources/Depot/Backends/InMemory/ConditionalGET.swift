@@ -26,9 +26,25 @@ enum ConditionalGET {
         return ServiceError.check(BackendResponse(status: 304, headers: headers), for: request)
     }
 
-    /// A weak tag as Express makes one: `W/"<length in hex>-<hash>"`.
+    /// A weak tag in the shape Express gives one: `W/"<length in hex>-<hash in hex>"`.
     static func entityTag(for body: Data) -> String {
-        "W/\"" + String(body.count, radix: 16) + "-" + String(hash(body), radix: 36) + "\""
+        // Written as bytes: concatenating Strings costs more than hashing a small body.
+        var tag: [UInt8] = Array("W/\"".utf8)
+        tag.reserveCapacity(3 + 16 + 1 + 16 + 1)
+        appendHex(UInt64(body.count), to: &tag)
+        tag.append(UInt8(ascii: "-"))
+        appendHex(hash(body), to: &tag)
+        tag.append(UInt8(ascii: "\""))
+        return String(decoding: tag, as: UTF8.self)
+    }
+
+    /// `String(value, radix: 16)`'s digits (lowercase), appended to `bytes`.
+    private static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
+        let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+        for position in stride(from: digits - 1, through: 0, by: -1) {
+            let digit = UInt8(truncatingIfNeeded: value >> UInt64(position * 4)) & 0xF
+            bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+        }
     }
 
     /// Whether the client's copy is still current (the `fresh` package's rules): with

@@ -204,8 +204,10 @@ final class RecordCollection {
 
     private func record(inSlot slot: Int) -> StoredRecord {
         let place = slots[slot]
-        return StoredRecord(
-            bytes: Data(arena[place.start..<(place.start + place.count)]), idText: place.idText)
+        let bytes = arena.withUnsafeBytes { raw in
+            Data(UnsafeRawBufferPointer(rebasing: raw[place.start..<(place.start + place.count)]))
+        }
+        return StoredRecord(bytes: bytes, idText: place.idText)
     }
 
     /// The value at `path` in the record of `slot`; `nil` for a hole.

@@ -57,11 +57,26 @@ struct RequestTarget {
     /// The decoded segments of a relative path; a trailing `/` is ignored. Each
     /// segment is decoded on its own, after the split.
     private static func split(_ path: Substring) -> [String] {
-        var relative = path
-        if relative.hasSuffix("/") { relative = relative.dropLast() }
+        var relative = path.utf8
+        if relative.last == UInt8(ascii: "/") { relative = relative.dropLast() }
         guard !relative.isEmpty else { return [] }
-        return relative.split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            segment.utf8.contains(UInt8(ascii: "%")) ? PathSegment.decode(String(segment)) : String(segment)
+        var segments: [String] = []
+        var start = relative.startIndex
+        var encoded = false
+        var index = start
+        // Split on the bytes: `/` and `%` are ASCII, so every piece is whole UTF-8.
+        while true {
+            let atEnd = index == relative.endIndex
+            if atEnd || relative[index] == UInt8(ascii: "/") {
+                let segment = String(Substring(relative[start..<index]))
+                segments.append(encoded ? PathSegment.decode(segment) : segment)
+                if atEnd { return segments }
+                start = relative.index(after: index)
+                encoded = false
+            } else if relative[index] == UInt8(ascii: "%") {
+                encoded = true
+            }
+            index = relative.index(after: index)
         }
     }
 
