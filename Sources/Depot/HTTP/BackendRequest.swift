@@ -111,7 +111,12 @@ public enum PathSegment {
 
     /// Encodes each segment and joins them with `/`.
     public static func join(_ segments: [String]) -> String {
-        segments.map(encode).joined(separator: "/")
+        var path = ""
+        for (offset, segment) in segments.enumerated() {
+            if offset > 0 { path.append("/") }
+            path.append(encode(segment))
+        }
+        return path
     }
 
     /// Decodes a percent-encoded segment, or returns it unchanged when it is malformed.

@@ -57,26 +57,27 @@ struct RequestTarget {
     /// The decoded segments of a relative path; a trailing `/` is ignored. Each
     /// segment is decoded on its own, after the split.
     private static func split(_ path: Substring) -> [String] {
-        var relative = path.utf8
-        if relative.last == UInt8(ascii: "/") { relative = relative.dropLast() }
-        guard !relative.isEmpty else { return [] }
-        var segments: [String] = []
-        var start = relative.startIndex
-        var encoded = false
-        var index = start
-        // Split on the bytes: `/` and `%` are ASCII, so every piece is whole UTF-8.
-        while true {
-            let atEnd = index == relative.endIndex
-            if atEnd || relative[index] == UInt8(ascii: "/") {
-                let segment = String(Substring(relative[start..<index]))
-                segments.append(encoded ? PathSegment.decode(segment) : segment)
-                if atEnd { return segments }
-                start = relative.index(after: index)
-                encoded = false
-            } else if relative[index] == UInt8(ascii: "%") {
-                encoded = true
+        var path = path
+        return path.withUTF8 { bytes in
+            var end = bytes.count
+            if end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+            guard end > 0 else { return [] }
+            var segments: [String] = []
+            var start = 0
+            var encoded = false
+            // Split on the bytes: `/` and `%` are ASCII, so every piece is whole UTF-8.
+            for index in 0...end {
+                if index == end || bytes[index] == UInt8(ascii: "/") {
+                    let segment = String(
+                        decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                    segments.append(encoded ? PathSegment.decode(segment) : segment)
+                    start = index + 1
+                    encoded = false
+                } else if bytes[index] == UInt8(ascii: "%") {
+                    encoded = true
+                }
             }
-            index = relative.index(after: index)
+            return segments
         }
     }
 
