@@ -71,6 +71,13 @@ enum JSONNesting {
     /// Foundation's decoder tells it: by a byte order mark, or by NUL bytes where the
     /// first ASCII character of a JSON text would stand; `nil` for UTF-8.
     static func wideEncoding(of data: Data) -> String.Encoding? {
+        // UTF-8 unless the first two bytes hold a NUL or a byte order mark: the usual
+        // answer, `{` or `[` then anything but NUL, is told from two bytes.
+        if data.count >= 2, case let first = data[data.startIndex], first != 0, first < 0xFE,
+            data[data.startIndex + 1] != 0
+        {
+            return nil
+        }
         // The first four bytes, read without allocating (every decode asks).
         let count = min(data.count, 4)
         func byte(_ offset: Int) -> UInt8 { offset < count ? data[data.startIndex + offset] : 1 }

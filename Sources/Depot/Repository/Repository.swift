@@ -40,7 +40,10 @@ extension Repository {
     ///
     /// Ids are rendered with `String(describing:)`: `42`, `"abc"`, a UUID's string.
     public func segments(for id: Entity.ID) -> [String] {
-        collectionPath + [Self.text(of: id)]
+        var segments = collectionPath
+        segments.reserveCapacity(segments.count + 1)
+        segments.append(Self.text(of: id))
+        return segments
     }
 
     /// `String(describing: id)`, without the generic description machinery for the usual

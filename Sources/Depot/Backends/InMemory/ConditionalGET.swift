@@ -28,22 +28,32 @@ enum ConditionalGET {
 
     /// A weak tag in the shape Express gives one: `W/"<length in hex>-<hash in hex>"`.
     static func entityTag(for body: Data) -> String {
-        // Written as bytes: concatenating Strings costs more than hashing a small body.
-        var tag: [UInt8] = Array("W/\"".utf8)
-        tag.reserveCapacity(3 + 16 + 1 + 16 + 1)
-        appendHex(UInt64(body.count), to: &tag)
-        tag.append(UInt8(ascii: "-"))
-        appendHex(hash(body), to: &tag)
-        tag.append(UInt8(ascii: "\""))
-        return String(decoding: tag, as: UTF8.self)
+        // Written into the string's own buffer: concatenating Strings costs more than
+        // hashing a small body.
+        String(unsafeUninitializedCapacity: 3 + 16 + 1 + 16 + 1) { buffer in
+            var count = 0
+            for byte in "W/\"".utf8 {
+                buffer[count] = byte
+                count += 1
+            }
+            writeHex(UInt64(body.count), into: buffer, at: &count)
+            buffer[count] = UInt8(ascii: "-")
+            count += 1
+            writeHex(hash(body), into: buffer, at: &count)
+            buffer[count] = UInt8(ascii: "\"")
+            return count + 1
+        }
     }
 
-    /// `String(value, radix: 16)`'s digits (lowercase), appended to `bytes`.
-    private static func appendHex(_ value: UInt64, to bytes: inout [UInt8]) {
+    /// `String(value, radix: 16)`'s digits (lowercase), written at `count`, which moves on.
+    private static func writeHex(
+        _ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at count: inout Int
+    ) {
         let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
         for position in stride(from: digits - 1, through: 0, by: -1) {
             let digit = UInt8(truncatingIfNeeded: value >> UInt64(position * 4)) & 0xF
-            bytes.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+            buffer[count] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            count += 1
         }
     }
 
