@@ -9,21 +9,21 @@ import Foundation
 /// Unlike Express, only `GET` answers get a tag: `HEAD` answers carry none, and neither
 /// do writes or errors. `If-Match` is not checked, as json-server does not.
 enum ConditionalGET {
-    /// `result` as json-server would answer `request`: with an `ETag`, or `304`.
-    static func apply(
-        to result: Result<BackendResponse, ServiceError>, for request: BackendRequest
-    ) -> Result<BackendResponse, ServiceError> {
-        guard request.method == .get, case .success(var response) = result,
-            (200..<300).contains(response.status), response.status != 204
-        else { return result }
+    /// `response` as json-server would answer `request`, before it is classified: a
+    /// successful `GET` answer with an `ETag`, or `304` (which the classifier counts as a
+    /// success for a conditional request); any other answer as it is.
+    static func apply(to response: BackendResponse, for request: BackendRequest) -> BackendResponse {
+        guard request.method == .get, (200..<300).contains(response.status), response.status != 204 else {
+            return response
+        }
+        var response = response
         if !response.headers.contains("ETag") {
             response.headers["ETag"] = entityTag(for: response.body)
         }
-        guard isFresh(request, response) else { return .success(response) }
+        guard isFresh(request, response) else { return response }
         var headers = response.headers
         for name in ["Content-Type", "Content-Length", "Transfer-Encoding"] { headers.remove(name) }
-        // A 304 to a conditional request is a success for the classifier.
-        return ServiceError.check(BackendResponse(status: 304, headers: headers), for: request)
+        return BackendResponse(status: 304, headers: headers)
     }
 
     /// A weak tag in the shape Express gives one: `W/"<length in hex>-<hash in hex>"`.

@@ -248,7 +248,7 @@ public final class InMemoryBackend: Backend, Sendable {
             let body = ParsedBody(request)
             switch store.receive(request, body: body) {
             case .answered(let result):
-                completion(ConditionalGET.apply(to: result, for: request))
+                completion(result)
                 return NotCancellable()
             case .delayed(let delay):
                 let latch = CompletionLatch()
@@ -258,7 +258,7 @@ public final class InMemoryBackend: Backend, Sendable {
                 }
                 DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
                     if latch.claim() {
-                        completion(ConditionalGET.apply(to: store.answer(request, body: body), for: request))
+                        completion(store.answer(request, body: body))
                     }
                 }
                 return token

@@ -97,7 +97,8 @@ final class InMemoryStore: @unchecked Sendable {
     }
 
     /// The outcome of `request`: a pending fault, else the first matching route,
-    /// else json-server's behaviour; classified by ``ServiceError/init(response:for:)``.
+    /// else json-server's behaviour, with json-server's `ETag` or `304` (``ConditionalGET``);
+    /// classified by ``ServiceError/init(response:for:)``.
     func answer(_ request: BackendRequest, body: ParsedBody) -> Result<BackendResponse, ServiceError> {
         locked {
             var response: BackendResponse
@@ -111,7 +112,7 @@ final class InMemoryStore: @unchecked Sendable {
                 }
             }
             if request.method == .head { response.body = Data() }
-            return ServiceError.check(response, for: request)
+            return ServiceError.check(ConditionalGET.apply(to: response, for: request), for: request)
         }
     }
 

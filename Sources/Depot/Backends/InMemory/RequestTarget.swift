@@ -106,8 +106,9 @@ struct RequestTarget {
 }
 
 /// The parts of ``InMemoryBackend/baseURL`` that requests are resolved against and
-/// links are built from.
-struct BaseLocation: Sendable {
+/// links are built from. A class, immutable: every request reads it, and passing one
+/// reference costs less than copying its strings.
+final class BaseLocation: Sendable {
     /// `http` or `https` (or whatever the base says), lowercased.
     let scheme: String
     /// The host, lowercased.
