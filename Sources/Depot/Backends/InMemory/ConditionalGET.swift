@@ -26,36 +26,30 @@ enum ConditionalGET {
         return BackendResponse(status: 304, headers: headers)
     }
 
-    /// A weak tag in the shape Express gives one: `W/"<length in hex>-<hash in hex>"`.
+    /// A weak tag of the body's bytes: `W/"` + its 64-bit hash in 11 characters of
+    /// `0-9A-Za-z-_` + `"`. Fifteen bytes, so the string lives inline, with no allocation
+    /// on a path that every `GET` takes (Express's tags also hold the length; a tag is
+    /// opaque to clients).
     static func entityTag(for body: Data) -> String {
-        // Written into the string's own buffer: concatenating Strings costs more than
-        // hashing a small body.
-        String(unsafeUninitializedCapacity: 3 + 16 + 1 + 16 + 1) { buffer in
+        String(unsafeUninitializedCapacity: 15) { buffer in
             var count = 0
             for byte in "W/\"".utf8 {
                 buffer[count] = byte
                 count += 1
             }
-            writeHex(UInt64(body.count), into: buffer, at: &count)
-            buffer[count] = UInt8(ascii: "-")
-            count += 1
-            writeHex(hash(body), into: buffer, at: &count)
+            var rest = hash(body)
+            for _ in 0..<11 {
+                buffer[count] = tagAlphabet[Int(rest & 63)]
+                rest >>= 6
+                count += 1
+            }
             buffer[count] = UInt8(ascii: "\"")
             return count + 1
         }
     }
 
-    /// `String(value, radix: 16)`'s digits (lowercase), written at `count`, which moves on.
-    private static func writeHex(
-        _ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at count: inout Int
-    ) {
-        let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
-        for position in stride(from: digits - 1, through: 0, by: -1) {
-            let digit = UInt8(truncatingIfNeeded: value >> UInt64(position * 4)) & 0xF
-            buffer[count] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
-            count += 1
-        }
-    }
+    private static let tagAlphabet = Array(
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_".utf8)
 
     /// Whether the client's copy is still current (the `fresh` package's rules): with
     /// `If-None-Match`, one of its tags equals the response's under weak comparison
