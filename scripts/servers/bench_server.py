@@ -7,16 +7,24 @@
 HTTP/1.1 with keep-alive:
 
 - `GET /photos`: `[` + the lines joined with `,` + `]` (the fixture itself);
-- `GET /photos/ID`: that photo's line; 404 `{}` for an unknown id.
+- `GET /photos/ID`: that photo's line; 404 `{}` for an unknown id;
+- the file-transfer routes of transfer_routes.py (its docstring has them):
+  `GET|HEAD /blob?bytes=N` (deterministic bytes, ranges), `GET /blob-digest`,
+  `POST|PUT /upload` (size and SHA-256 of the body and of each multipart part) and
+  `GET /missing-file`, for the transfer benchmarks.
 
-Every answer is built once at start, so the server adds as little as Python allows
-and the same bytes reach Depot and the hand-written baseline. Standard library only;
-one thread per connection.
+Every /photos answer is built once at start, so the server adds as little as Python
+allows and the same bytes reach Depot and the hand-written baseline; the transfer
+routes stream their bodies in bounded memory. Standard library only; one thread per
+connection.
 """
 import argparse
 import http.server
 import socketserver
 import sys
+import urllib.parse
+
+import transfer_routes
 
 
 def response(status, body):
@@ -54,7 +62,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = self.path.split("?", 1)[0].rstrip("/")
-        self.wfile.write(self.answers.get(path, self.not_found))
+        answer = self.answers.get(path)
+        if answer is None and self.transfer():
+            return
+        self.wfile.write(answer or self.not_found)
+
+    def do_POST(self):
+        """HEAD, POST and PUT serve only the transfer routes; elsewhere the 501 of before."""
+        if not self.transfer():
+            self.send_error(501, f"Unsupported method ({self.command!r})")
+
+    do_HEAD = do_PUT = do_POST
+
+    def transfer(self):
+        """Answers a route of transfer_routes.py; False when the path is not one of them."""
+        target = urllib.parse.urlsplit(self.path)
+        if target.path not in transfer_routes.ROUTES:
+            return False
+        query = dict(urllib.parse.parse_qsl(target.query))
+        send = self.connection.sendall
+        request = transfer_routes.Request(self.command, target.path, query, self.headers, self.rfile, send)
+        try:
+            keep = transfer_routes.answer(request)
+        except OSError:
+            # The client went away (it cancelled, or hit its size limit).
+            keep = False
+        self.close_connection = self.close_connection or not keep
+        return True
+
+    def handle_expect_100(self):
+        """/upload answers `Expect: 100-continue` itself, once it has checked its query."""
+        return True
 
     def log_message(self, format, *args):
         pass

@@ -29,6 +29,19 @@ Routes (the query string is read where a route says so; anything else is 404):
 - `GET /large?bytes=N`: 200 with `Content-Length: N` and N bytes: a declared size.
 - `GET /declared?bytes=N`: 200 with `Content-Length: N`, then nothing: the server waits
   like `/silent` (so only a client that reads the Content-Length can fail at once).
+
+The file-transfer routes of transfer_routes.py, also served by bench_server.py (that
+module's docstring has their exact semantics):
+
+- `GET|HEAD /blob?bytes=N&seed=S`: N deterministic bytes with a strong ETag and
+  `Accept-Ranges: bytes`; `Range`/`If-Range` give 206 (or 416 past the end);
+  `&cut=K` closes after K bytes of the body, `&rate=R` paces it at R bytes/s,
+  `&noranges=1` ignores ranges, `&etag=X` changes the ETag.
+- `GET /blob-digest?bytes=N&seed=S[&start=A]`: the SHA-256 of that blob from byte A.
+- `POST|PUT /upload[?status=S]`: reads the body as it comes (Content-Length or
+  chunked) and answers its size and SHA-256, and each multipart/form-data part's
+  name, filename, type, size and SHA-256; memory stays bounded whatever the size.
+- `GET /missing-file`: 404 with an HTML page.
 """
 import argparse
 import socket
@@ -36,6 +49,8 @@ import socketserver
 import sys
 import time
 import urllib.parse
+
+import transfer_routes
 
 MAX_HEAD = 64 * 1024
 
@@ -51,7 +66,8 @@ class Handler(socketserver.BaseRequestHandler):
         self.buffer = b""
 
     def read_request(self):
-        """The request line, or None when the client closed. Bodies are not expected."""
+        """The request line and the header fields (lower-case names), or None when the
+        client closed. Only the transfer routes read a body (through read1/readline)."""
         while b"\r\n\r\n" not in self.buffer:
             if len(self.buffer) > MAX_HEAD:
                 return None
@@ -60,24 +76,56 @@ class Handler(socketserver.BaseRequestHandler):
                 return None
             self.buffer += data
         raw, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        return raw.split(b"\r\n", 1)[0].decode("latin-1")
+        line, *lines = raw.decode("latin-1").split("\r\n")
+        fields = {}
+        for field in lines:
+            name, _, value = field.partition(":")
+            fields[name.strip().lower()] = value.strip()
+        return line, fields
+
+    def read1(self, limit):
+        """Up to `limit` bytes of what follows the head: the buffer first, else one recv."""
+        if not self.buffer:
+            return self.request.recv(limit)
+        data, self.buffer = self.buffer[:limit], self.buffer[limit:]
+        return data
+
+    def readline(self, limit):
+        """One line with its newline (at most `limit` bytes; less when the client closed)."""
+        while self.buffer.find(b"\n", 0, limit) < 0 and len(self.buffer) < limit:
+            data = self.request.recv(65536)
+            if not data:
+                break
+            self.buffer += data
+        end = self.buffer.find(b"\n", 0, limit)
+        end = min(limit, len(self.buffer)) if end < 0 else end + 1
+        line, self.buffer = self.buffer[:end], self.buffer[end:]
+        return line
 
     def handle(self):
         try:
             while True:
-                line = self.read_request()
-                if line is None:
+                request = self.read_request()
+                if request is None:
                     return
+                line, headers = request
                 parts = line.split(" ")
                 target = urllib.parse.urlsplit(parts[1] if len(parts) > 1 else "/")
                 query = dict(urllib.parse.parse_qsl(target.query))
                 route = getattr(self, "route_" + target.path.strip("/"), None)
-                if route is None:
+                if route is not None:
+                    keep = route(query)
+                elif target.path in transfer_routes.ROUTES:
+                    send = self.request.sendall
+                    keep = transfer_routes.answer(
+                        transfer_routes.Request(parts[0], target.path, query, headers, self, send)
+                    )
+                else:
                     body = b'{"error": "no such route"}'
                     fields = [("Content-Type", "application/json"), ("Content-Length", len(body))]
                     self.request.sendall(head(404, "Not Found", fields) + body)
                     continue
-                if not route(query):
+                if not keep:
                     return
         except OSError:
             # The client went away (it cancelled, timed out, or hit its size limit).
