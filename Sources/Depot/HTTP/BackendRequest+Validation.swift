@@ -7,15 +7,55 @@ extension BackendRequest {
     /// or a non-ASCII character) or whose value holds CR, LF or NUL (which could split
     /// the header line and smuggle a second request).
     ///
+    /// A ``bodyFile`` must be a readable regular file, and only on a request that may
+    /// carry a body and has no ``body`` besides; a ``destination`` must be a `file:` URL.
+    ///
     /// ``URLSessionBackend`` and ``InMemoryBackend`` call it before anything else; a
     /// backend of your own should too.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` saying what is wrong.
     public func validate() throws(ServiceError) {
-        if let body, !body.isEmpty, method == .get || method == .head {
-            throw .invalidRequest("a \(method.rawValue) request cannot carry a body")
+        if method == .get || method == .head {
+            if let body, !body.isEmpty {
+                throw .invalidRequest("a \(method.rawValue) request cannot carry a body")
+            }
+            if bodyFile != nil {
+                throw .invalidRequest("a \(method.rawValue) request cannot carry a body file")
+            }
         }
         if let unsafe = headers.firstUnsafeField { throw Self.unsafeField(unsafe) }
+        if let bodyFile {
+            if let body, !body.isEmpty {
+                throw .invalidRequest("a request carries either a body or a body file, not both")
+            }
+            _ = try Self.size(ofBodyFile: bodyFile)
+        }
+        if let destination, !destination.file.isFileURL {
+            throw .invalidRequest(
+                "the download destination \(destination.file.absoluteString.prefix(200)) is not a file URL")
+        }
+    }
+
+    /// The size of the file at `url`, which must be a readable regular file.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` naming the file otherwise.
+    static func size(ofBodyFile url: URL) throws(ServiceError) -> Int64 {
+        guard url.isFileURL else {
+            throw .invalidRequest("the body file \(url.absoluteString.prefix(200)) is not a file URL")
+        }
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        } catch {
+            throw .invalidRequest("the body file \(url.path) cannot be read: \(error.localizedDescription)")
+        }
+        guard attributes[.type] as? FileAttributeType == .typeRegular,
+            FileManager.default.isReadableFile(atPath: url.path),
+            let size = attributes[.size] as? NSNumber
+        else {
+            throw .invalidRequest("the body file \(url.path) is not a readable regular file")
+        }
+        return size.int64Value
     }
 
     /// The error for a header field that must not be sent.

@@ -17,6 +17,23 @@ public struct BackendRequest: Sendable, Hashable {
     public var headers: HTTPHeaders
     /// The body, if any.
     public var body: Data?
+    /// A file whose bytes are the body, streamed from disk instead of held in memory;
+    /// `nil` for ``body`` (a request has one or the other).
+    ///
+    /// The file is read each time the request is sent, so a retry sends it again from
+    /// the start. ``RequestBody/file(_:contentType:)`` and a ``MultipartForm`` with file
+    /// parts set it for you.
+    public var bodyFile: URL?
+    /// Where the body of a successful answer goes: a file on disk instead of
+    /// ``BackendResponse/body``; `nil` (the default) keeps it in memory.
+    ///
+    /// The answer is streamed to a partial file beside the destination and moved into
+    /// place only when it is complete; an error status leaves no file (its body stays in
+    /// memory for the ``ServiceError``). See ``DownloadDestination``.
+    public var destination: DownloadDestination?
+    /// Told how many bytes of the body went out and of the answer came in, while they
+    /// move: see ``ProgressHandler``.
+    public var progress: ProgressHandler?
     /// Whether a retry middleware may send this request again after a failure.
     ///
     /// Defaults to the method's ``HTTPMethod/isIdempotent``; set it to `true` to opt
@@ -57,6 +74,12 @@ public struct BackendRequest: Sendable, Hashable {
             method: method, path: PathSegment.join(segments), query: query, headers: headers, body: body)
     }
 
+    /// Whether the body or the answer moves through a file, or progress is observed:
+    /// what a backend that sends everything from memory must handle apart.
+    public var isTransfer: Bool {
+        bodyFile != nil || destination != nil || progress != nil
+    }
+
     /// Whether the request carries validators (`If-None-Match`, `If-Modified-Since`),
     /// so that a `304 Not Modified` answer counts as success.
     public var isConditional: Bool {
@@ -68,14 +91,21 @@ extension BackendRequest {
     /// The `Content-Type` of a body whose request names none: JSON. ``URLSessionBackend``
     /// sends it so, and ``InMemoryBackend`` reads such a body so.
     static let defaultBodyContentType = "application/json"
+    /// The `Content-Type` of a ``bodyFile`` whose request names none: opaque bytes.
+    static let defaultFileContentType = "application/octet-stream"
+
+    /// The `Content-Type` a body goes out with when the request names none.
+    var defaultContentType: String {
+        bodyFile == nil ? Self.defaultBodyContentType : Self.defaultFileContentType
+    }
 
     /// The media type of the body as it goes out: the `Content-Type` field's type and
     /// subtype, lowercased, without parameters (`application/json` for
-    /// `Application/JSON; charset=utf-8`), or ``defaultBodyContentType`` when the request
+    /// `Application/JSON; charset=utf-8`), or ``defaultContentType`` when the request
     /// names none; `nil` without a body.
     var bodyMediaType: String? {
-        guard let body, !body.isEmpty else { return nil }
-        guard let field = headers["Content-Type"] else { return Self.defaultBodyContentType }
+        guard bodyFile != nil || body?.isEmpty == false else { return nil }
+        guard let field = headers["Content-Type"] else { return defaultContentType }
         let type = field.prefix { $0 != ";" }
         return type.trimmingCharacters(in: .whitespaces).lowercased()
     }

@@ -9,13 +9,18 @@ public struct BackendResponse: Sendable, Hashable {
     public var status: Int
     /// The header fields.
     public var headers: HTTPHeaders
-    /// The body; empty when there is none.
+    /// The body; empty when there is none, and when it went to ``file``.
     public var body: Data
+    /// The file the body was written to, for a request with a
+    /// ``BackendRequest/destination`` (the destination's file, complete); `nil` when the
+    /// body is in ``body``.
+    public var file: URL?
 
     /// Creates a response.
-    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), file: URL? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.file = file
     }
 }

@@ -128,6 +128,32 @@ public struct HypermediaClient: Sendable {
         return send(link, with: values, body: body)
     }
 
+    /// Follows `link` and downloads its answer into `file` (an image, a video, a
+    /// document), streamed to disk and moved into place when complete, as
+    /// ``BackendClient/download(_:query:headers:to:resumable:progress:)`` does; `Accept`
+    /// is the link's `type`, or `*/*`.
+    ///
+    /// ```swift
+    /// let poster = try await api.download("poster", from: movie, to: posters.appending(path: "1.png"),
+    ///                                     progress: ProgressHandler { print($0.completedBytes) }).value
+    /// ```
+    public func download(
+        _ link: Link, with values: [String: JSONValue] = [:], to file: URL, resumable: Bool = false,
+        progress: ProgressHandler? = nil
+    ) -> Future<URL, ServiceError> {
+        follower.download(link, values: values, to: file, resumable: resumable, progress: progress)
+    }
+
+    /// Downloads what the link `resource` offers for `rel` into `file`, or fails with
+    /// ``ServiceError/invalidRequest(_:)`` without sending anything when it offers none.
+    public func download<Entity>(
+        _ rel: String, from resource: Resource<Entity>, with values: [String: JSONValue] = [:], to file: URL,
+        resumable: Bool = false, progress: ProgressHandler? = nil
+    ) -> Future<URL, ServiceError> {
+        guard let link = resource.link(rel) else { return .failure(Self.missing(rel, in: resource)) }
+        return download(link, with: values, to: file, resumable: resumable, progress: progress)
+    }
+
     /// The request that following `link` sends, without sending it: for logging, or to
     /// change it before ``Backend/send(_:)``.
     ///

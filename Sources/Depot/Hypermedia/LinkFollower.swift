@@ -11,16 +11,24 @@ struct LinkFollower: Sendable {
     func request(
         for link: Link, values: [String: JSONValue], body: RequestBody?
     ) throws(ServiceError) -> BackendRequest {
+        var request = try bodilessRequest(for: link, values: values, body: body)
+        if let body, let (data, contentType) = try body.encoded(with: coding) {
+            request.body = data
+            request.headers["Content-Type"] = contentType
+        }
+        return request
+    }
+
+    /// The request for `link` without `body` (which ``RequestBody/send(_:coding:through:)``
+    /// attaches); without a body, the link's parameters fill its query or its JSON body.
+    private func bodilessRequest(
+        for link: Link, values: [String: JSONValue], body: RequestBody?
+    ) throws(ServiceError) -> BackendRequest {
         let target = try LinkTarget.resolve(
             link, values: values, root: root, allowsForeignOrigins: allowsForeignOrigins)
         var request = BackendRequest(method: link.method, path: target.path, query: target.query)
         if let type = link.type { request.headers["Accept"] = type }
-        if let body {
-            if let (data, contentType) = try body.encoded(with: coding) {
-                request.body = data
-                request.headers["Content-Type"] = contentType
-            }
-        } else if let parameters = link.parameters {
+        if body == nil, let parameters = link.parameters {
             let filled = try LinkParameters.fill(parameters, with: values, rel: link.rel)
             if link.method == .get || link.method == .head {
                 request.query += Self.queryItems(filled)
@@ -37,7 +45,21 @@ struct LinkFollower: Sendable {
         BackendResponse, ServiceError
     > {
         do {
-            return backend.send(try request(for: link, values: values, body: body))
+            let request = try bodilessRequest(for: link, values: values, body: body)
+            return (body ?? .none).send(request, coding: coding, through: backend)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func download(
+        _ link: Link, values: [String: JSONValue], to file: URL, resumable: Bool, progress: ProgressHandler?
+    ) -> Future<URL, ServiceError> {
+        do {
+            var request = try bodilessRequest(for: link, values: values, body: nil)
+            request.destination = DownloadDestination(file, resumable: resumable)
+            request.progress = progress
+            return backend.download(request)
         } catch {
             return .failure(error)
         }

@@ -69,9 +69,11 @@ extension StoredResponse {
 
 /// The storage rules of a validator cache.
 package enum CachePolicy {
-    /// Whether `request` forbids storing its answer (`Cache-Control: no-store`).
+    /// Whether `request` forbids storing its answer (`Cache-Control: no-store`), or its
+    /// answer goes to a file (a download).
     static func forbidsStoring(_ request: BackendRequest) -> Bool {
-        CacheControl(request.headers).noStore
+        // A download's body is a file on disk, not an answer to keep and serve again.
+        request.destination != nil || CacheControl(request.headers).noStore
     }
 
     /// What to store for `response` to `request`, or `nil` when it must not or need not be

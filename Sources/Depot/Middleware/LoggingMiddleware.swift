@@ -65,7 +65,7 @@ public struct LoggingMiddleware: Middleware {
                 path: path,
                 query: (pathQuery + request.query).map(redact),
                 headers: redact(request.headers),
-                bodySize: request.body?.count ?? 0,
+                bodySize: request.bodySize,
                 phase: .sent
             )
             log(sent)
@@ -77,7 +77,7 @@ public struct LoggingMiddleware: Middleware {
                 case .success(let response):
                     ended.phase = .succeeded(
                         status: response.status, headers: redact(response.headers),
-                        bodySize: response.body.count)
+                        bodySize: response.bodySize)
                 case .failure(let error):
                     ended.phase = .failed(redact(error))
                 }

@@ -29,29 +29,69 @@ extension BackendClient {
     /// An empty segment (an empty id, say) is refused with
     /// ``ServiceError/invalidRequest(_:)`` rather than sent as `/users/`, which a server
     /// would read as the whole collection.
+    ///
+    /// A ``RequestBody/file(_:contentType:)`` body, or a ``MultipartForm`` with file parts,
+    /// is streamed from disk; `progress` hears how far the body and the answer are.
     public func send(
         _ method: HTTPMethod,
         _ segments: [String],
         query: Query = Query(),
         body: RequestBody = .none,
-        headers: HTTPHeaders = [:]
+        headers: HTTPHeaders = [:],
+        progress: ProgressHandler? = nil
     ) -> Future<BackendResponse, ServiceError> {
-        if let empty = segments.firstIndex(where: { $0.isEmpty }) {
-            return .failure(
-                .invalidRequest(
-                    "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
-                        + "/\(PathSegment.join(segments).prefix(200))"))
-        }
-        var request = BackendRequest(method: method, segments: segments, query: query.items, headers: headers)
         do {
-            if let (data, contentType) = try body.encoded(with: coding) {
-                request.body = data
-                if !request.headers.contains("Content-Type") { request.headers["Content-Type"] = contentType }
-            }
+            var request = try Self.request(method, segments, query: query, headers: headers)
+            request.progress = progress
+            return body.send(request, coding: coding, through: backend)
         } catch {
             return .failure(error)
         }
-        return backend.send(request)
+    }
+
+    /// Downloads the answer to `GET` of the path built from `segments` into `file`:
+    /// streamed to disk as it arrives (memory stays small whatever its size), moved into
+    /// place only when complete, and returned. An error status fails with its
+    /// ``ServiceError`` and leaves no file; cancelling removes what was received.
+    ///
+    /// With `resumable`, a transfer cut short keeps its bytes, and the next download to
+    /// the same file (a retry's too) asks the server for the rest only; see
+    /// ``DownloadDestination``. `Accept` is `*/*` unless `headers` name one.
+    ///
+    /// ```swift
+    /// let poster = try await movies.download(["movies", "1", "poster"], to: cache.appending(path: "1.png"),
+    ///                                        progress: ProgressHandler { print($0.fractionCompleted ?? 0) }).value
+    /// ```
+    public func download(
+        _ segments: [String],
+        query: Query = Query(),
+        headers: HTTPHeaders = [:],
+        to file: URL,
+        resumable: Bool = false,
+        progress: ProgressHandler? = nil
+    ) -> Future<URL, ServiceError> {
+        do {
+            var request = try Self.request(.get, segments, query: query, headers: headers)
+            request.destination = DownloadDestination(file, resumable: resumable)
+            request.progress = progress
+            return backend.download(request)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The request for `segments`, each percent-encoded; an empty segment (an empty id,
+    /// say) is refused with ``ServiceError/invalidRequest(_:)`` rather than sent as
+    /// `/users/`, which a server would read as the whole collection.
+    private static func request(
+        _ method: HTTPMethod, _ segments: [String], query: Query, headers: HTTPHeaders
+    ) throws(ServiceError) -> BackendRequest {
+        if let empty = segments.firstIndex(where: { $0.isEmpty }) {
+            throw .invalidRequest(
+                "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
+                    + "/\(PathSegment.join(segments).prefix(200))")
+        }
+        return BackendRequest(method: method, segments: segments, query: query.items, headers: headers)
     }
 
     /// Sends a request built from path segments and decodes the answer as `Response`
@@ -66,10 +106,11 @@ extension BackendClient {
         query: Query = Query(),
         body: RequestBody = .none,
         headers: HTTPHeaders = [:],
+        progress: ProgressHandler? = nil,
         as type: Response.Type = Response.self
     ) -> Future<Response, ServiceError> {
         let coding = coding
-        return send(method, segments, query: query, body: body, headers: headers)
+        return send(method, segments, query: query, body: body, headers: headers, progress: progress)
             .tryMap { response throws(ServiceError) in try coding.decode(Response.self, from: response.body) }
     }
 }

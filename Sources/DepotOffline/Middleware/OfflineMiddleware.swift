@@ -49,6 +49,11 @@ import Foundation
 /// a token refresh: anything whose body carries a secret) passes through and fails as the
 /// network failed; it is never written to the file.
 ///
+/// **Transfers pass through.** A download (``BackendRequest/destination``) is neither
+/// stored nor served from the store, and an upload from a file
+/// (``BackendRequest/bodyFile``) is never queued: it fails as the network failed. The file
+/// is the app's, and may be gone by the time a replay would read it.
+///
 /// **One store per API.** Answers are kept by path, query and account, not by host: give
 /// each API (each base URL) a store of its own, and queued writes are replayed through the
 /// backend they were made on.
@@ -79,6 +84,9 @@ public struct OfflineMiddleware: Middleware {
         // Remembered for the outbox's replays; while writes are queued, a success through it
         // starts one.
         let next = store.outbox.relay(next)
+        // Files are not stored: a download's answer is on disk already, and an upload's
+        // file may be gone by the time a replay would read it.
+        if request.bodyFile != nil || request.destination != nil { return next(request) }
         switch request.method {
         case .get: return read(request, next: next)
         case .post, .put, .patch, .delete:

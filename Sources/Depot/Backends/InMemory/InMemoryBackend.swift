@@ -243,6 +243,7 @@ public final class InMemoryBackend: Backend, Sendable {
     /// Returns a future that answers `request` each time it starts (see the type's
     /// documentation for what it answers).
     public func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        if request.isTransfer { return InMemoryTransfer(backend: self).send(request) }
         let store = self.store
         return Future { completion in
             let body = ParsedBody(request)

@@ -20,6 +20,9 @@ enum RequestEnding: Sendable, Equatable {
     /// the headers already told: ``ServiceError/transport(code:description:)`` with
     /// `URLError.Code.dataLengthExceedsMaximum`.
     case tooLarge(limit: Int, declared: Int64?)
+    /// Depot stopped the transfer for this reason (a download that cannot be written to
+    /// disk, or whose range does not continue the file): the error is the outcome.
+    case failed(ServiceError)
 }
 
 /// The end of one request of a ``URLSessionBackend``: who ended it first (the task, the

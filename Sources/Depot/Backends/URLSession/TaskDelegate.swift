@@ -18,7 +18,7 @@ import Foundation
 /// the 3xx reaches the caller as ``ServiceError/unexpectedStatus(_:)`` instead of the
 /// request arriving empty.
 ///
-/// Not final: ``ReceivingTaskDelegate`` adds the body-size limit. It is `Sendable`
+/// Not final: ``ReceivingTaskDelegate`` adds the body-size limit, downloads and progress. It is `Sendable`
 /// because all its state is immutable or behind its lock (`@unchecked` only because a
 /// class that can be subclassed cannot be checked).
 class TaskDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
@@ -59,7 +59,7 @@ class TaskDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         if Self.dropsBodyOnRedirect, [307, 308].contains(response.statusCode),
-            task.originalRequest?.httpBody?.isEmpty == false
+            task.originalRequest?.httpBody?.isEmpty == false || task is URLSessionUploadTask
         {
             completionHandler(nil)
             return
@@ -100,100 +100,6 @@ class TaskDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     }
 }
 
-/// The delegate of a ``URLSessionBackend`` task whose response has a size limit: a
-/// ``TaskDelegate`` (same redirect policy, same 401 handling) that also sees the body as
-/// it arrives, so that it can stop the transfer as soon as the body is too large.
-///
-/// A `Content-Length` above the limit cancels the task when the headers arrive (at the
-/// latest with the first bytes of the body), and a body without one (chunked) is
-/// cancelled by the chunk that takes it past the limit. The request then ends as
-/// ``RequestEnding/tooLarge(limit:declared:)``. A `HEAD` answer's `Content-Length`
-/// describes a body that is not sent, so it is not checked.
-///
-/// It sees the body through a task created without a completion handler, and reports
-/// the outcome to its `promise` when the task completes: on Apple platforms a task with a
-/// completion handler never calls the data delegate methods. FoundationNetworking calls
-/// only the *session's* delegate for such a task, so there it works through sessions the
-/// backend creates, whose ``ChallengeDelegate`` hands those calls on to the task's
-/// delegate (see ``SessionBox/tasksReportTheirBody``).
-final class ReceivingTaskDelegate: TaskDelegate, URLSessionDataDelegate, @unchecked Sendable {
-    private let method: HTTPMethod
-    private let request: BackendRequest
-    private let limit: Int
-    private let control: RequestControl
-    /// The body so far, and the promise until the outcome is reported (then `nil`, so
-    /// that a task kept by its cancellable does not keep the caller's completion).
-    private let receiving: Locked<(body: Data, promise: Future<BackendResponse, ServiceError>.Promise?)>
-
-    /// A delegate for `request`, sent to `url`, whose body may have at most `limit`
-    /// bytes; it reports the outcome to `promise`.
-    init(
-        url: URL?, request: BackendRequest, limit: Int, control: RequestControl,
-        promise: Future<BackendResponse, ServiceError>.Promise
-    ) {
-        self.method = request.method
-        self.request = request
-        self.limit = limit
-        self.control = control
-        self.receiving = Locked((Data(), promise))
-        super.init(url: url)
-    }
-
-    /// Ends the request as too large when `response` declares a body over the limit;
-    /// returns whether it did.
-    private func refuses(_ response: URLResponse?) -> Bool {
-        guard let response, method != .head else { return false }
-        let declared = response.expectedContentLength
-        return declared > Int64(limit) && control.end(.tooLarge(limit: limit, declared: declared))
-    }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        if refuses(response) {
-            completionHandler(.cancel)
-            return
-        }
-        let declared = response.expectedContentLength
-        if declared > 0, method != .head {
-            // Room for the declared body, but never more than 4 MiB on the server's word.
-            let room = Int(min(declared, 4 << 20))
-            receiving.withLock { $0.body.reserveCapacity(room) }
-        }
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let (over, first) = receiving.withLock { state in
-            let first = state.body.isEmpty
-            guard state.body.count + data.count <= limit else { return (true, first) }
-            state.body.append(data)
-            return (false, first)
-        }
-        // Should the platform not have asked about the response, its Content-Length is
-        // checked with the first bytes of the body.
-        if first, refuses(dataTask.response) {
-            dataTask.cancel()
-        } else if over, control.end(.tooLarge(limit: limit, declared: nil)) {
-            dataTask.cancel()
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let (body, promise) = receiving.withLock { state in
-            defer { state.body = Data() }
-            defer { state.promise = nil }
-            return (state.body, state.promise)
-        }
-        let challenged = challengedResponse
-        promise?(
-            URLSessionTransport.outcome(
-                of: request, data: body, response: task.response ?? challenged,
-                error: challenged == nil ? error : nil, ending: control.complete()))
-    }
-}
-
 /// The session delegate of the sessions ``URLSessionBackend`` creates on Linux.
 ///
 /// FoundationNetworking answers a 401 with a `Basic` (or `Digest`) challenge by asking
@@ -205,9 +111,10 @@ final class ReceivingTaskDelegate: TaskDelegate, URLSessionDataDelegate, @unchec
 /// credential storage is still used.
 ///
 /// FoundationNetworking also tells only the session's delegate about the response, the
-/// body and the end of a task created without a completion handler (the tasks of a
-/// backend with a response-size limit): this delegate hands those calls, and the
-/// redirects of such tasks, on to the task's own ``ReceivingTaskDelegate``.
+/// body, the bytes sent and the end of a task created without a completion handler (the
+/// tasks of a backend with a response-size limit, and transfers): this delegate hands
+/// those calls, and the redirects of such tasks, on to the task's own
+/// ``ReceivingTaskDelegate``.
 final class ChallengeDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
@@ -253,6 +160,15 @@ final class ChallengeDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         (dataTask.delegate as? ReceivingTaskDelegate)?.urlSession(
             session, dataTask: dataTask, didReceive: data)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        (task.delegate as? ReceivingTaskDelegate)?.urlSession(
+            session, task: task, didSendBodyData: bytesSent, totalBytesSent: totalBytesSent,
+            totalBytesExpectedToSend: totalBytesExpectedToSend)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

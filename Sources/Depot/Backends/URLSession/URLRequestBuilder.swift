@@ -35,12 +35,13 @@ struct URLRequestBuilder: Sendable {
         try request.validate()
         if let unsafeDefault { throw BackendRequest.unsafeField(unsafeDefault) }
         let url = try url(for: request)
-        var fields: HTTPHeaders = ["Accept": "application/json"]
+        // A download takes whatever the resource is; everything else is read as JSON.
+        var fields: HTTPHeaders = ["Accept": request.destination == nil ? "application/json" : "*/*"]
         fields.merge(headers)
         fields.merge(request.headers)
         let body = request.body ?? Data()
-        if !body.isEmpty, !fields.contains("Content-Type") {
-            fields["Content-Type"] = BackendRequest.defaultBodyContentType
+        if request.bodyMediaType != nil, !fields.contains("Content-Type") {
+            fields["Content-Type"] = request.defaultContentType
         }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue

@@ -25,32 +25,44 @@ struct URLSessionTransport: Backend {
         let limit = maximumResponseBytes
         return Future { completion in
             let urlRequest: URLRequest
-            switch Result(catching: { () throws(ServiceError) in try builder.urlRequest(for: request) }) {
-            case .success(let built): urlRequest = built
+            let download: DownloadFile?
+            switch Result(catching: { () throws(ServiceError) in try Self.prepare(request, with: builder) }) {
+            case .success(let prepared): (urlRequest, download) = prepared
             case .failure(let error):
                 completion(.failure(error))
                 return NotCancellable()
             }
             let control = RequestControl()
-            let task: URLSessionDataTask
-            if let limit, session.tasksReportTheirBody {
-                // The body is counted as it arrives; the delegate reports the outcome.
-                task = session.session.dataTask(with: urlRequest)
+            let task: URLSessionTask
+            if limit != nil || request.isTransfer, session.tasksReportTheirBody {
+                // The bodies are seen as they move; the delegate reports the outcome.
+                if let bodyFile = request.bodyFile {
+                    task = session.session.uploadTask(with: urlRequest, fromFile: bodyFile)
+                } else {
+                    task = session.session.dataTask(with: urlRequest)
+                }
                 task.delegate = ReceivingTaskDelegate(
-                    url: urlRequest.url, request: request, limit: limit, control: control, promise: completion
-                )
+                    url: urlRequest.url, request: request, limit: limit, download: download, control: control,
+                    promise: completion)
             } else {
                 let delegate = TaskDelegate(url: urlRequest.url)
-                task = session.session.dataTask(with: urlRequest) { data, response, error in
+                let finished: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = {
+                    data, response, error in
                     var ending = control.complete()
                     if let limit, ending == .finished, let data, data.count > limit {
                         // A session that cannot show the body as it arrives: checked at the end.
                         ending = .tooLarge(limit: limit, declared: nil)
                     }
-                    completion(
-                        Self.outcome(
-                            of: request, data: data, response: response ?? delegate.challengedResponse,
-                            error: delegate.challengedResponse == nil ? error : nil, ending: ending))
+                    let outcome = Self.outcome(
+                        of: request, data: data, response: response ?? delegate.challengedResponse,
+                        error: delegate.challengedResponse == nil ? error : nil, ending: ending)
+                    completion(Self.settle(outcome, of: request, download: download))
+                }
+                if let bodyFile = request.bodyFile {
+                    task = session.session.uploadTask(
+                        with: urlRequest, fromFile: bodyFile, completionHandler: finished)
+                } else {
+                    task = session.session.dataTask(with: urlRequest, completionHandler: finished)
                 }
                 task.delegate = delegate
             }
@@ -60,6 +72,76 @@ struct URLSessionTransport: Backend {
             task.resume()
             return DataTaskCancellable(task: task, control: control)
         }
+    }
+
+    /// The `URLRequest` to send for `request`, and the file its download goes to: the
+    /// destination is claimed, and an earlier attempt's bytes asked for the rest of.
+    private static func prepare(_ request: BackendRequest, with builder: URLRequestBuilder)
+        throws(ServiceError)
+        -> (URLRequest, DownloadFile?)
+    {
+        var urlRequest = try builder.urlRequest(for: request)
+        guard let destination = request.destination else { return (urlRequest, nil) }
+        let download = try DownloadFile(destination)
+        for field in download.resumeFields {
+            urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
+        }
+        return (urlRequest, download)
+    }
+
+    /// The outcome of a request with a ``BackendRequest/destination`` once its task ended:
+    /// a success whose body the delegate wrote (`wroteFile`) is moved into place and
+    /// answered with its ``BackendResponse/file``; any failure leaves the partial file as
+    /// ``DownloadFile/abandon(after:discarding:)`` decides. Without a download, `outcome`
+    /// as it is.
+    static func settle(
+        _ outcome: Result<BackendResponse, ServiceError>, download: DownloadFile?, wroteFile: Bool
+    ) -> Result<BackendResponse, ServiceError> {
+        guard let download else { return outcome }
+        switch outcome {
+        case .success(var response) where wroteFile:
+            do {
+                response.file = try download.finish()
+            } catch {
+                return .failure(error)
+            }
+            response.body = Data()
+            return .success(response)
+        case .success(let response):
+            // No body to write (a `304`, a `HEAD`): what is on disk stays.
+            download.abandon(after: nil)
+            return .success(response)
+        case .failure(let error):
+            download.abandon(after: error)
+            return .failure(error)
+        }
+    }
+
+    /// ``settle(_:download:wroteFile:)`` for a task whose body arrived whole in memory (a
+    /// session that cannot show it as it arrives): a 2xx body is written to the file
+    /// first, and its progress reported once.
+    static func settle(
+        _ outcome: Result<BackendResponse, ServiceError>, of request: BackendRequest, download: DownloadFile?
+    ) -> Result<BackendResponse, ServiceError> {
+        guard case .success(let response) = outcome, (200..<300).contains(response.status),
+            request.method != .head
+        else {
+            return settle(outcome, download: download, wroteFile: false)
+        }
+        if let progress = request.progress {
+            let size = Int64(response.body.count)
+            progress.report(TransferProgress(direction: .download, completedBytes: size, totalBytes: size))
+        }
+        guard let download else { return outcome }
+        do {
+            _ = try download.begin(
+                status: response.status, headers: response.headers, declaredLength: Int64(response.body.count)
+            )
+            _ = try download.write(response.body)
+        } catch {
+            return .failure(error)
+        }
+        return settle(outcome, download: download, wroteFile: true)
     }
 
     /// What a finished task means for `request`: a classified response or a mapped
@@ -78,6 +160,7 @@ struct URLSessionTransport: Backend {
         case .timedOut: return .failure(.timedOut)
         case .tooLarge(let limit, let declared):
             return .failure(.responseTooLarge(limit: limit, declared: declared))
+        case .failed(let error): return .failure(error)
         }
         if let error { return .failure(ServiceError(transportError: error)) }
         guard let http = response as? HTTPURLResponse else {

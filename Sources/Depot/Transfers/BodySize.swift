@@ -1,0 +1,29 @@
+import Foundation
+
+extension BackendRequest {
+    /// The bytes of the body: ``body``'s, or the size of ``bodyFile`` (0 when it cannot
+    /// be read). What a log reports.
+    var bodySize: Int {
+        guard let bodyFile else { return body?.count ?? 0 }
+        return Int(FileSize.of(bodyFile) ?? 0)
+    }
+}
+
+extension BackendResponse {
+    /// The bytes of the body: ``body``'s, or the size of ``file`` for a download.
+    var bodySize: Int {
+        guard let file else { return body.count }
+        return Int(FileSize.of(file) ?? 0)
+    }
+}
+
+/// The size of a file on disk.
+enum FileSize {
+    /// The size of the file at `url`, or `nil` when there is none to read.
+    static func of(_ url: URL) -> Int64? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+            let size = attributes[.size] as? NSNumber
+        else { return nil }
+        return size.int64Value
+    }
+}
