@@ -17,7 +17,38 @@ struct RequestValidationTests {
         ("empty name", BackendRequest(path: "posts", headers: HTTPHeaders([.init(name: "", value: "a")]))),
         ("GET with a body", BackendRequest(method: .get, path: "posts", body: Data("{}".utf8))),
         ("HEAD with a body", BackendRequest(method: .head, path: "posts", body: Data("{}".utf8))),
+        ("GET with a body file", transfer(.get, bodyFile: Self.readableFile)),
+        ("a body and a body file", transfer(.post, body: Data("{}".utf8), bodyFile: Self.readableFile)),
+        (
+            "a body file that does not exist",
+            transfer(.post, bodyFile: URL(fileURLWithPath: "/nonexistent/depot.bin"))
+        ),
+        ("a folder as the body file", transfer(.post, bodyFile: FileManager.default.temporaryDirectory)),
+        (
+            "a body file that is not a file URL",
+            transfer(.post, bodyFile: URL(string: "https://example.com/a.bin"))
+        ),
+        (
+            "a destination that is not a file URL",
+            transfer(.get, destination: URL(string: "https://example.com/a.bin"))
+        ),
     ]
+
+    /// A small file every test run can read, written once.
+    static let readableFile: URL = {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("depot-validation-body.json")
+        try? Data("{}".utf8).write(to: file)
+        return file
+    }()
+
+    private static func transfer(
+        _ method: HTTPMethod, body: Data? = nil, bodyFile: URL? = nil, destination: URL? = nil
+    ) -> BackendRequest {
+        var request = BackendRequest(method: method, path: "posts", body: body)
+        request.bodyFile = bodyFile
+        request.destination = destination.map { DownloadDestination($0) }
+        return request
+    }
 
     /// The backends, each answering `GET /posts` with 200 when nothing is refused.
     private func backends() throws -> [(name: String, backend: any Backend)] {

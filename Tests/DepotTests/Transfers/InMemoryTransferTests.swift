@@ -1,0 +1,329 @@
+import Foundation
+import Testing
+
+@testable import Depot
+
+/// Transfers on ``InMemoryBackend``: uploads from files, downloads to files, progress,
+/// and the failures a download must leave no file behind for. The same rules run over
+/// real HTTP in ``TransferLiveTests``.
+@Suite struct InMemoryTransferTests {
+    /// 300 photos, each about 150 bytes: a listing of some 40 KB.
+    static func photoBackend(latency: TimeInterval = 0) throws -> InMemoryBackend {
+        let photos: [[String: JSONValue]] = (1...300).map { id in
+            ["id": .int(id), "albumId": .int(id % 7), "title": .string("photo \(id)")]
+        }
+        let backend = try InMemoryBackend(seed: ["photos": photos, "posts": [[String: JSONValue]]()])
+        backend.latency = latency
+        return backend
+    }
+
+    @Test(
+        "a download writes the answer's bytes to the file, reports progress up to its size, and leaves no partial file"
+    )
+    func downloadWritesTheFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        let expected = try await backend.send(BackendRequest(path: "photos")).value.body
+        let log = ProgressLog()
+        let repository = PhotoFiles(backend: backend)
+
+        let file = try await repository.download(
+            ["photos"], to: folder.file("photos.json"), progress: log.handler
+        ).value
+
+        #expect(file == folder.file("photos.json"))
+        #expect(try Data(contentsOf: file) == expected)
+        #expect(folder.names == ["photos.json"])
+        log.expectMonotonic(.download, endingAt: Int64(expected.count), total: Int64(expected.count))
+        #expect(backend.requests.last?.method == .get)
+        #expect(backend.requests.last?.path == "photos")
+    }
+
+    @Test("a download replaces what the file held, and creates missing folders")
+    func downloadReplacesTheFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        let target = folder.file("cache/posters/1.json")
+        try FileManager.default.createDirectory(
+            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("old".utf8).write(to: target)
+
+        _ = try await PhotoFiles(backend: backend).download(["photos", "1"], to: target).value
+
+        let photo = try JSONDecoder().decode([String: JSONValue].self, from: Data(contentsOf: target))
+        #expect(photo["id"] == .int(1))
+    }
+
+    @Test("a 404 on a download is .notFound and leaves no file, not a file holding the error page")
+    func downloadOf404LeavesNoFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+
+        let result = await PhotoFiles(backend: backend).download(
+            ["photos", "999"], to: folder.file("p.json")
+        ).result
+
+        guard case .failure(.notFound) = result else {
+            Issue.record("expected .notFound, got \(result)")
+            return
+        }
+        #expect(folder.names.isEmpty)
+    }
+
+    @Test("a 500 on a download keeps its message and leaves no file")
+    func downloadOfServerErrorKeepsMessage() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        backend.failNext(1, status: 500, body: Data(#"{"error": "disk on fire"}"#.utf8))
+
+        let result = await PhotoFiles(backend: backend).download(["photos"], to: folder.file("p.json")).result
+
+        guard case .failure(let error) = result, case .serverError = error else {
+            Issue.record("expected .serverError, got \(result)")
+            return
+        }
+        #expect(error.message == "disk on fire")
+        #expect(folder.names.isEmpty)
+    }
+
+    @Test("cancelling a download spread over the latency ends .cancelled and removes the partial file")
+    func cancelledDownloadLeavesNoFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // 300 KB in slices of 64 KB: five slices spread over 1 s after the 0.05 s answer.
+        let body = Data(repeating: 7, count: 300_000)
+        let backend = InMemoryBackend()
+        backend.route(.get, "big") { _ in BackendResponse(status: 200, body: body) }
+        backend.latency = 1
+        let log = ProgressLog()
+        let halfway = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let progress = ProgressHandler { value in
+            log.handler.report(value)
+            if value.completedBytes > 0, !value.isComplete { halfway.withLock { $0.take() }?.resume() }
+        }
+        var request = BackendRequest(path: "big")
+        request.destination = DownloadDestination(folder.file("big.bin"))
+        request.progress = progress
+
+        let outcome = Locked<Result<BackendResponse, ServiceError>?>(nil)
+        let finished = AsyncStream<Void>.makeStream()
+        let transfer = backend.send(request).start { result in
+            outcome.withLock { $0 = result }
+            finished.continuation.finish()
+        }
+        await withCheckedContinuation { continuation in halfway.withLock { $0 = continuation } }
+        #expect(folder.names.contains("big.bin.depot-partial"))
+        transfer.cancel()
+        for await _ in finished.stream {}
+
+        guard case .failure(.cancelled)? = outcome.withLock({ $0 }) else {
+            Issue.record("expected .cancelled, got \(String(describing: outcome.withLock { $0 }))")
+            return
+        }
+        #expect(folder.names.isEmpty)
+        #expect(log.values(.download).last?.isComplete == false)
+    }
+
+    @Test("with a latency the answer's progress is spread over time, in order")
+    func latencySpreadsProgress() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let body = Data(repeating: 1, count: 256 << 10)
+        let backend = InMemoryBackend()
+        backend.route(.get, "poster") { _ in BackendResponse(status: 200, body: body) }
+        backend.latency = 0.2
+        let stamps = Locked<[(Int64, ContinuousClock.Instant)]>([])
+        let progress = ProgressHandler { value in stamps.withLock { $0.append((value.completedBytes, .now)) }
+        }
+        var request = BackendRequest(path: "poster")
+        request.destination = DownloadDestination(folder.file("poster.png"))
+        request.progress = progress
+
+        let response = try await backend.send(request).value
+
+        #expect(response.file == folder.file("poster.png"))
+        #expect(response.body.isEmpty)
+        let values = stamps.withLock { $0 }
+        #expect(values.map(\.0) == [0, 65_536, 131_072, 196_608, 262_144])
+        // The four slices came over about 0.2 s, not at once.
+        if let first = values.first?.1, let last = values.last?.1 {
+            #expect(first.duration(to: last) >= .milliseconds(120))
+        }
+    }
+
+    @Test("an upload from a file sends the file's bytes as the body, with upload progress up to its size")
+    func uploadFromFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        let draft = folder.file("draft.json")
+        try Data(#"{"title": "from disk", "userId": 3}"#.utf8).write(to: draft)
+        let log = ProgressLog()
+
+        let created: [String: JSONValue] = try await PhotoFiles(backend: backend).request(
+            .post, ["posts"], body: .file(draft, contentType: "application/json"), progress: log.handler
+        ).value
+
+        #expect(created["title"] == .string("from disk"))
+        #expect(created["id"] == .int(1))
+        let sent = try #require(backend.requests.last)
+        #expect(sent.body == (try Data(contentsOf: draft)))
+        #expect(sent.headers["Content-Type"] == "application/json")
+        let size = Int64(try Data(contentsOf: draft).count)
+        log.expectMonotonic(.upload, endingAt: size, total: size)
+    }
+
+    @Test(
+        "a body file without a Content-Type goes as application/octet-stream, which json-server does not read"
+    )
+    func uploadWithoutContentTypeIsOpaque() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        var request = BackendRequest(method: .post, path: "posts")
+        request.bodyFile = folder.file("draft.json")
+        try Data(#"{"title": "ignored"}"#.utf8).write(to: folder.file("draft.json"))
+
+        let response = try await backend.send(request).value
+
+        #expect(backend.requests.last?.headers["Content-Type"] == "application/octet-stream")
+        let created = try JSONDecoder().decode([String: JSONValue].self, from: response.body)
+        #expect(created == ["id": .int(1)])
+    }
+
+    @Test(
+        "a multipart form with file parts reaches the server as the form encodes it, and its temporary file is removed"
+    )
+    func multipartFromFiles() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = InMemoryBackend()
+        let received = Locked<Data?>(nil)
+        backend.route(.post, "photos") { context in
+            received.withLock { $0 = context.request.body }
+            return .json(["ok": true], status: 201)
+        }
+        var form = MultipartForm(boundary: "b0undary")
+        form.append("title", "Holiday")
+        form.append("photo", fileAt: try folder.file("beach.jpg", bytes: 200_000), contentType: "image/jpeg")
+        form.append("thumb", file: Data([1, 2, 3]), filename: "t.jpg", contentType: "image/jpeg")
+        let temporaries = Self.multipartTemporaries()
+
+        _ = try await PhotoFiles(backend: backend).send(.post, ["photos"], body: .multipart(form)).value
+
+        #expect(received.withLock { $0 } == (try form.encoded()))
+        #expect(backend.requests.last?.headers["Content-Type"] == "multipart/form-data; boundary=b0undary")
+        #expect(Self.multipartTemporaries() == temporaries)
+    }
+
+    @Test("a form whose file is missing fails .invalidRequest naming it, and sends nothing")
+    func multipartWithMissingFile() async throws {
+        let backend = try Self.photoBackend()
+        var form = MultipartForm()
+        form.append("photo", fileAt: URL(fileURLWithPath: "/nonexistent/depot/beach.jpg"))
+
+        let result = await PhotoFiles(backend: backend).send(.post, ["photos"], body: .multipart(form)).result
+
+        guard case .failure(.invalidRequest(let reason)) = result else {
+            Issue.record("expected .invalidRequest, got \(result)")
+            return
+        }
+        #expect(reason.contains("/nonexistent/depot/beach.jpg"))
+        #expect(backend.requests.isEmpty)
+    }
+
+    @Test("two downloads to one file at once: the second fails .invalidRequest, the first completes")
+    func oneDownloadPerFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend(latency: 0.2)
+        let files = PhotoFiles(backend: backend)
+        let target = folder.file("photos.json")
+
+        async let first = files.download(["photos"], to: target).result
+        try await Task.sleep(for: .milliseconds(50))
+        let second = await files.download(["photos"], to: target).result
+
+        guard case .failure(.invalidRequest(let reason)) = second else {
+            Issue.record("expected .invalidRequest, got \(second)")
+            return
+        }
+        #expect(reason.contains("already under way"))
+        #expect(try await first.get() == target)
+        // Once it ended, the file is free again.
+        #expect(try await files.download(["photos"], to: target).value == target)
+    }
+
+    @Test("a retried download starts over and completes; the failed attempt leaves nothing")
+    func retriedDownload() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        backend.failNext(1, status: 503)
+        let files = PhotoFiles(
+            backend: backend.with(RetryMiddleware(policy: RetryPolicy(maxAttempts: 2, baseDelay: 0.01))))
+
+        let file = try await files.download(["photos"], to: folder.file("photos.json")).value
+
+        #expect(
+            try Data(contentsOf: file) == (try await backend.send(BackendRequest(path: "photos")).value.body))
+        #expect(folder.names == ["photos.json"])
+        #expect(backend.requests.count == 3)
+    }
+
+    @Test("a backend that answers in memory still downloads: Backend.download writes its body to the file")
+    func downloadThroughAMemoryOnlyBackend() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = MemoryOnlyBackend(body: Data([0x89, 0x50, 0x4E, 0x47]))
+
+        let file = try await PhotoFiles(backend: backend).download(
+            ["posters", "1"], to: folder.file("1.png")
+        ).value
+
+        #expect(try Data(contentsOf: file) == Data([0x89, 0x50, 0x4E, 0x47]))
+        #expect(folder.names == ["1.png"])
+    }
+
+    @Test("HypermediaClient downloads what a link offers; a missing link sends nothing")
+    func hypermediaDownload() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = InMemoryBackend()
+        backend.route(.get, "posters/1.png") { _ in
+            BackendResponse(status: 200, headers: ["Content-Type": "image/png"], body: Data([1, 2, 3, 4]))
+        }
+        let client = HypermediaClient(backend: backend, root: InMemoryBackend.defaultBaseURL)
+        let movie = Resource(
+            ["title": "Alien"] as JSONValue,
+            links: [Link(rel: "poster", href: "posters/1.png", type: "image/png")])
+
+        let file = try await client.download("poster", from: movie, to: folder.file("1.png")).value
+        let missing = await client.download("trailer", from: movie, to: folder.file("t.mp4")).result
+
+        #expect(try Data(contentsOf: file) == Data([1, 2, 3, 4]))
+        #expect(backend.requests.count == 1)
+        #expect(backend.requests.last?.headers["Accept"] == "image/png")
+        guard case .failure(.invalidRequest) = missing else {
+            Issue.record("expected .invalidRequest, got \(missing)")
+            return
+        }
+    }
+
+    /// The temporary multipart bodies that exist now.
+    static func multipartTemporaries() -> [String] {
+        let names =
+            (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path))
+            ?? []
+        return names.filter { $0.hasPrefix("depot-multipart-") }.sorted()
+    }
+}
+
+/// A client of the photo API with no entity: for the raw download and upload helpers.
+struct PhotoFiles: BackendClient {
+    let backend: any Backend
+}
