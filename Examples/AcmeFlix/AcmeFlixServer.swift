@@ -76,9 +76,8 @@ enum AcmeFlixServer {
 
         backend.route(.get, "movies/:id/poster") { context throws(ServiceError) in
             let movie = try movie(context.parameters["id"], context)
-            let svg = #"<svg xmlns="http://www.w3.org/2000/svg"><text y="20">\#(movie.title)</text></svg>"#
             return BackendResponse(
-                status: 200, headers: ["Content-Type": "image/svg+xml"], body: Data(svg.utf8))
+                status: 200, headers: ["Content-Type": "image/svg+xml"], body: poster(for: movie))
         }
 
         backend.route(.post, "movies/:id/ratings") { context throws(ServiceError) in
@@ -128,6 +127,21 @@ enum AcmeFlixServer {
 
     static func selfLink(_ movie: StoredMovie, _ context: RouteContext) -> Link {
         Link(rel: "self", href: context.url("movies", String(movie.id)), title: movie.title)
+    }
+
+    /// A poster as an SVG of a few hundred kilobytes (a grid of tiles shaded by the
+    /// movie's id, its title on top): large enough for a download to show progress.
+    static func poster(for movie: StoredMovie) -> Data {
+        var svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="600" height="900">"#
+        for row in 0..<90 {
+            for column in 0..<60 {
+                let shade = (row * 7 + column * 3 + movie.id * 40) % 256
+                svg +=
+                    #"<rect x="\#(column * 10)" y="\#(row * 10)" width="10" height="10" fill="rgb(\#(shade),40,90)"/>"#
+            }
+        }
+        svg += #"<text x="20" y="60" font-size="48" fill="white">\#(movie.title)</text></svg>"#
+        return Data(svg.utf8)
     }
 
     static func posterLink(_ movie: StoredMovie, _ context: RouteContext) -> Link {

@@ -40,6 +40,23 @@ func json(_ value: [String: JSONValue]) -> String {
     return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "?"
 }
 
+/// A progress line: `[##########----------]  52%  150 of 289 KB`.
+func progressBar(_ progress: TransferProgress) -> String {
+    let fraction = progress.fractionCompleted ?? 0
+    let filled = Int(fraction * 20)
+    let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: 20 - filled)
+    let total = progress.totalBytes.map { " of \($0 / 1024) KB" } ?? ""
+    let percent = String(Int(fraction * 100)).leftPadded(to: 3)
+    return "[\(bar)] \(percent)%  \(progress.completedBytes / 1024)\(total)"
+}
+
+extension String {
+    /// The string with spaces in front, to `width` characters.
+    func leftPadded(to width: Int) -> String {
+        String(repeating: " ", count: max(0, width - count)) + self
+    }
+}
+
 /// How many requests reached the in-memory server, for showing that none was sent.
 func requestCount() -> Int? {
     server?.requests.count
@@ -77,6 +94,30 @@ do {
         print(
             "  \(movie.title): \(movie.copiesAvailable) in stock  \(rent) \(rate)  offers: \(offers(movie))")
     }
+
+    print("\n== Posters, downloaded into the poster cache with a progress line")
+    let posterCache = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0]
+        .appendingPathComponent("AcmeFlix/Posters", isDirectory: true)
+    // In process, answers are instant: a little latency lets the progress line move.
+    server?.latency = 0.15
+    for movie in movies {
+        let file = posterCache.appendingPathComponent("\(movie.id).svg")
+        if FileManager.default.fileExists(atPath: file.path) {
+            print("  \(movie.title): cached at \(file.path)")
+            continue
+        }
+        let progress = ProgressHandler { progress in
+            print("\r  \(movie.title): \(progressBar(progress))", terminator: "")
+            fflush(nil)  // every stream: the line is shown as it changes
+        }
+        let poster = try await acmeflix.download("poster", from: movie, to: file, progress: progress).value
+        let size = (try? FileManager.default.attributesOfItem(atPath: poster.path)[.size] as? Int) ?? 0
+        let saved = "  \(movie.title): \(size / 1024) KB saved to \(poster.path)"
+        // Spaces cover what remains of the longer progress line.
+        print("\r" + saved + String(repeating: " ", count: max(0, 64 - saved.count)))
+    }
+    server?.latency = 0
+    print("  (run again: the posters come from the cache)")
 
     print("\n== Rent a movie that is in stock")
     guard let pick = movies.first(where: { $0.has("rent") }) else {

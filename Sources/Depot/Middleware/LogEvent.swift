@@ -15,7 +15,8 @@ public struct LogEvent: Sendable, Hashable, CustomStringConvertible {
     public enum Phase: Sendable, Hashable {
         /// The request is being sent.
         case sent
-        /// The request succeeded with this status; `headers` are the response's.
+        /// The request succeeded with this status; `headers` are the response's, and
+        /// `bodySize` counts its body (a download's file).
         case succeeded(status: Int, headers: HTTPHeaders, bodySize: Int)
         /// The request failed.
         case failed(ServiceError)
@@ -52,7 +53,7 @@ public struct LogEvent: Sendable, Hashable, CustomStringConvertible {
     public var query: [URLQueryItem]
     /// The request's header fields as they left this middleware, redacted.
     public var headers: HTTPHeaders
-    /// The size of the request body in bytes.
+    /// The size of the request body in bytes (a body file's size for an upload).
     public var bodySize: Int
     /// Sent, succeeded or failed.
     public var phase: Phase

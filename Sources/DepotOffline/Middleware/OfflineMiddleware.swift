@@ -49,9 +49,9 @@ import Foundation
 /// a token refresh: anything whose body carries a secret) passes through and fails as the
 /// network failed; it is never written to the file.
 ///
-/// **Transfers pass through.** A download (``BackendRequest/destination``) is neither
+/// **Transfers pass through.** A download (``Depot/BackendRequest/destination``) is neither
 /// stored nor served from the store, and an upload from a file
-/// (``BackendRequest/bodyFile``) is never queued: it fails as the network failed. The file
+/// (``Depot/BackendRequest/bodyFile``) is never queued: it fails as the network failed. The file
 /// is the app's, and may be gone by the time a replay would read it.
 ///
 /// **One store per API.** Answers are kept by path, query and account, not by host: give
