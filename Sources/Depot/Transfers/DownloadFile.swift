@@ -88,8 +88,9 @@ final class DownloadFile: Sendable {
         return fields
     }
 
-    /// Starts writing a 2xx answer: a `206` continues the earlier attempt's bytes (when
-    /// its `Content-Range` starts where they end), anything else starts the file over.
+    /// Starts writing a 2xx answer: a `206` to a resume continues the earlier attempt's
+    /// bytes (when its `Content-Range` starts where they end), anything else starts the
+    /// file over.
     /// Returns the progress so far: the bytes already on disk, of the whole answer.
     ///
     /// - Throws: ``ServiceError/transport(code:description:)`` when a `206` does not
@@ -99,10 +100,10 @@ final class DownloadFile: Sendable {
     {
         var offset: Int64 = 0
         var total = declaredLength.flatMap { $0 >= 0 ? $0 : nil }
-        if status == 206 {
-            guard resumeOffset > 0, let range = ContentRange(headers["Content-Range"]),
-                range.first == resumeOffset
-            else {
+        // A `206` that answers the caller's own `Range` (nothing was resumed) is the body to
+        // write; one that answers a resume must continue the bytes on disk.
+        if status == 206, resumeOffset > 0 {
+            guard let range = ContentRange(headers["Content-Range"]), range.first == resumeOffset else {
                 abandon(after: nil, discarding: true)
                 throw .transport(
                     code: URLError.Code.badServerResponse.rawValue,

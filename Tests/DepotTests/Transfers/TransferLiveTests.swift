@@ -235,6 +235,21 @@ import Testing
         }
     }
 
+    @Test("a download with the caller's own Range writes the 206's bytes: the first kilobyte of the blob")
+    func callersOwnRange() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let files = try client(LiveServer.fault)
+        let whole = try await files.download(["blob"], query: ["bytes": "5000"], to: folder.file("whole.bin"))
+            .value
+
+        let part = try await files.download(
+            ["blob"], query: ["bytes": "5000"], headers: ["Range": "bytes=0-999"], to: folder.file("part.bin")
+        ).value
+
+        #expect(try Data(contentsOf: part) == (try Data(contentsOf: whole)).prefix(1000))
+    }
+
     @Test("a cut download that is not resumable leaves nothing behind")
     func cutWithoutResume() async throws {
         let folder = try TemporaryFolder()
