@@ -205,6 +205,40 @@ final class DownloadFile: Sendable {
         return destination.file
     }
 
+    /// Moves `complete`, a whole answer the platform already wrote to a file of its own (a
+    /// download task's), into place and returns the destination; copied when it lies on
+    /// another volume.
+    ///
+    /// - Throws: ``ServiceError/transport(code:description:)`` when it cannot be moved.
+    func adopt(_ complete: URL) throws(ServiceError) -> URL {
+        state.withLock { state in
+            try? state.handle?.close()
+            state.handle = nil
+        }
+        var moved = rename(complete.path, destination.file.path) == 0
+        var reason = moved ? "" : String(cString: strerror(errno))
+        if !moved, errno == EXDEV {
+            // Another volume: copied beside the destination, then renamed into place.
+            try? FileManager.default.removeItem(at: partial)
+            do {
+                try FileManager.default.copyItem(at: complete, to: partial)
+                moved = rename(partial.path, destination.file.path) == 0
+                if !moved { reason = String(cString: strerror(errno)) }
+            } catch {
+                reason = error.localizedDescription
+            }
+        }
+        guard moved else {
+            abandon(after: nil, discarding: true)
+            throw .transport(
+                code: URLError.Code.cannotMoveFile.rawValue,
+                description: "cannot move the download into place at \(destination.file.path): \(reason)")
+        }
+        try? FileManager.default.removeItem(at: validatorFile)
+        release()
+        return destination.file
+    }
+
     /// Ends an attempt that did not complete: closes the partial file and removes it,
     /// unless the download is resumable and `error` is a cut that a later attempt can
     /// continue (the connection lost or timed out, a 5xx or 429): then its bytes and

@@ -110,8 +110,12 @@ import Testing
 
     // MARK: - Large downloads (fault server)
 
-    @Test("200 MB to disk: the file's digest is the server's, and memory grows by less than 50 MB")
-    func largeDownloadInBoundedMemory() async throws {
+    /// Observed (progress, so every slice passes through Depot's delegate) and not (the
+    /// platform's download task writes the file).
+    @Test(
+        "200 MB to disk: the file's digest is the server's, and memory grows by less than 50 MB",
+        arguments: [false, true])
+    func largeDownloadInBoundedMemory(observed: Bool) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let bytes = 200 * Self.megabyte
@@ -119,13 +123,18 @@ import Testing
         let expected = try await files.request(
             .get, ["blob-digest"], query: ["bytes": "\(bytes)"], as: Digest.self
         ).value
+        let log = ProgressLog()
 
         let (file, growth) = try await PeakMemory.growth {
-            try await files.download(["blob"], query: ["bytes": "\(bytes)"], to: folder.file("blob.bin"))
-                .value
+            try await files.download(
+                ["blob"], query: ["bytes": "\(bytes)"], to: folder.file("blob.bin"),
+                progress: observed ? log.handler : nil
+            ).value
         }
 
-        print("transfer: 200 MB download, peak RSS growth \(growth / Self.megabyte) MB (bound 50 MB)")
+        let how = observed ? "with progress" : "without progress"
+        print("transfer: 200 MB download \(how), peak RSS growth \(growth / Self.megabyte) MB (bound 50 MB)")
+        if observed { log.expectMonotonic(.download, endingAt: Int64(bytes), total: Int64(bytes)) }
         #expect(FileSize.of(file) == Int64(bytes))
         #expect(try sha256(of: file) == expected.sha256)
         #expect(growth < 50 * Self.megabyte)

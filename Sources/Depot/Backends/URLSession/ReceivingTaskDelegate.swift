@@ -5,9 +5,10 @@ import Foundation
 #endif
 
 /// The delegate of a ``URLSessionBackend`` task that must see its bodies as they move:
-/// a response with a size limit, a download to a file, an upload from one, or a request
-/// whose progress is observed. A ``TaskDelegate`` (same redirect policy, same 401
-/// handling) that also takes the body as it arrives.
+/// a response held in memory with a size limit, a resumable download (whose bytes must
+/// outlive a cut), or a request whose progress is observed (see
+/// ``URLSessionTransport/needsDelegate(_:limit:)``). A ``TaskDelegate`` (same redirect
+/// policy, same 401 handling) that also takes the body as it arrives.
 ///
 /// **Size limit.** A `Content-Length` above the limit cancels the task when the headers
 /// arrive (at the latest with the first bytes of the body), and a body without one
@@ -17,7 +18,8 @@ import Foundation
 /// is for bodies held in memory: a download's body goes to disk and has none.
 ///
 /// **Downloads.** A 2xx answer to a request with a ``BackendRequest/destination`` is
-/// written slice by slice to its ``DownloadFile``, never held whole; any other answer
+/// written slice by slice to its ``DownloadFile``, never held whole (a download nobody
+/// observes goes through the platform's download task instead, which is cheaper); any other answer
 /// (an error page) stays in memory, at most ``errorBodyLimit`` bytes of it, for its
 /// ``ServiceError``.
 ///

@@ -34,7 +34,7 @@ struct URLSessionTransport: Backend {
             }
             let control = RequestControl()
             let task: URLSessionTask
-            if limit != nil || request.isTransfer, session.tasksReportTheirBody {
+            if Self.needsDelegate(request, limit: limit), session.tasksReportTheirBody {
                 // The bodies are seen as they move; the delegate reports the outcome.
                 if let bodyFile = request.bodyFile {
                     task = session.session.uploadTask(with: urlRequest, fromFile: bodyFile)
@@ -44,6 +44,22 @@ struct URLSessionTransport: Backend {
                 task.delegate = ReceivingTaskDelegate(
                     url: urlRequest.url, request: request, limit: limit, download: download, control: control,
                     promise: completion)
+            } else if let download {
+                // Nothing observes the bytes: the platform writes the file itself, on its own
+                // thread, and it is moved into place once complete.
+                let delegate = TaskDelegate(url: urlRequest.url)
+                task = session.session.downloadTask(with: urlRequest) { location, response, error in
+                    let ending = control.complete()
+                    let succeeded = (response as? HTTPURLResponse).map { (200..<300).contains($0.statusCode) }
+                    let outcome = Self.outcome(
+                        of: request, data: succeeded == true ? nil : location.flatMap(Self.errorBody),
+                        response: response, error: error, ending: ending)
+                    if case .success = outcome {
+                        Self.reportOnce(request.progress, of: request, body: location.flatMap(FileSize.of))
+                    }
+                    completion(Self.settle(outcome, of: request, download: download, file: location))
+                }
+                task.delegate = delegate
             } else {
                 let delegate = TaskDelegate(url: urlRequest.url)
                 let finished: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = {
@@ -56,7 +72,10 @@ struct URLSessionTransport: Backend {
                     let outcome = Self.outcome(
                         of: request, data: data, response: response ?? delegate.challengedResponse,
                         error: delegate.challengedResponse == nil ? error : nil, ending: ending)
-                    completion(Self.settle(outcome, of: request, download: download))
+                    if case .success(let response) = outcome {
+                        Self.reportOnce(request.progress, of: request, body: Int64(response.body.count))
+                    }
+                    completion(outcome)
                 }
                 if let bodyFile = request.bodyFile {
                     task = session.session.uploadTask(
@@ -72,6 +91,24 @@ struct URLSessionTransport: Backend {
             task.resume()
             return DataTaskCancellable(task: task, control: control)
         }
+    }
+
+    /// Whether `request` needs a delegate-driven task, which sees its bodies as they move:
+    /// for progress, for a resumable download (whose bytes must survive a cut), or for a
+    /// size limit on a body held in memory. Everything else takes a completion-handler
+    /// task, which FoundationNetworking runs without a hop to the delegate queue for every
+    /// slice of the body (a data, upload or download task).
+    static func needsDelegate(_ request: BackendRequest, limit: Int?) -> Bool {
+        if request.progress != nil { return true }
+        guard let destination = request.destination else { return limit != nil }
+        return destination.resumable
+    }
+
+    /// The start of a download task's file: the body of an error status, for its message.
+    private static func errorBody(_ location: URL) -> Data? {
+        guard let handle = try? FileHandle(forReadingFrom: location) else { return nil }
+        defer { try? handle.close() }
+        return try? handle.read(upToCount: ReceivingTaskDelegate.errorBodyLimit)
     }
 
     /// The `URLRequest` to send for `request`, and the file its download goes to: the
@@ -117,31 +154,37 @@ struct URLSessionTransport: Backend {
         }
     }
 
-    /// ``settle(_:download:wroteFile:)`` for a task whose body arrived whole in memory (a
-    /// session that cannot show it as it arrives): a 2xx body is written to the file
-    /// first, and its progress reported once.
+    /// ``settle(_:download:wroteFile:)`` for a download task, whose complete body the
+    /// platform wrote to `file`: a 2xx's file is moved into place.
     static func settle(
-        _ outcome: Result<BackendResponse, ServiceError>, of request: BackendRequest, download: DownloadFile?
+        _ outcome: Result<BackendResponse, ServiceError>, of request: BackendRequest, download: DownloadFile,
+        file: URL?
     ) -> Result<BackendResponse, ServiceError> {
-        guard case .success(let response) = outcome, (200..<300).contains(response.status),
-            request.method != .head
+        guard case .success(var response) = outcome, (200..<300).contains(response.status),
+            request.method != .head, let file
         else {
             return settle(outcome, download: download, wroteFile: false)
         }
-        if let progress = request.progress {
-            let size = Int64(response.body.count)
-            progress.report(TransferProgress(direction: .download, completedBytes: size, totalBytes: size))
-        }
-        guard let download else { return outcome }
         do {
-            _ = try download.begin(
-                status: response.status, headers: response.headers, declaredLength: Int64(response.body.count)
-            )
-            _ = try download.write(response.body)
+            response.file = try download.adopt(file)
         } catch {
             return .failure(error)
         }
-        return settle(outcome, download: download, wroteFile: true)
+        response.body = Data()
+        return .success(response)
+    }
+
+    /// The progress of a completion-handler task whose progress is observed (through a
+    /// session that cannot show bodies as they move): reported once, when it completes.
+    static func reportOnce(_ progress: ProgressHandler?, of request: BackendRequest, body bytes: Int64?) {
+        guard let progress else { return }
+        if request.bodyFile != nil || request.body?.isEmpty == false {
+            let sent = request.bodyFile.flatMap(FileSize.of) ?? Int64(request.body?.count ?? 0)
+            progress.report(TransferProgress(direction: .upload, completedBytes: sent, totalBytes: sent))
+        }
+        if let bytes {
+            progress.report(TransferProgress(direction: .download, completedBytes: bytes, totalBytes: bytes))
+        }
     }
 
     /// What a finished task means for `request`: a classified response or a mapped
