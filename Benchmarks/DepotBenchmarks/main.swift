@@ -70,6 +70,7 @@ struct Options {
 enum Cases {
     static let all =
         InMemoryCases.all + InMemoryQueryCases.all + URLSessionCases.all + FutureCases.all + OfflineCases.all
+        + TransferCases.all
     /// The figures measured on their own, after the cases.
     static let figures = InMemoryQueryCases.figures + OfflineCases.figures
 }
@@ -114,7 +115,7 @@ func runBenchmarks(_ options: Options) async -> Int32 {
         selected.contains(where: \.needsServer) || selectedFigures.contains(where: \.needsServer)
     {
         print(
-            "note: the network cases (urlsession.*, offline.online.*) need the loopback server: "
+            "note: the network cases (urlsession.*, offline.online.*, transfer.*) need the loopback server: "
                 + "run `bash scripts/bench` (skipped now)")
     }
     for benchmark in selected {
