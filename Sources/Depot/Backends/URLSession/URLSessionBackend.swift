@@ -83,6 +83,12 @@ import Foundation
 /// body has arrived (with the same error); use the `configuration:` initializer when an
 /// endless body must be stopped as it comes.
 ///
+/// **Transfers.** A request with a ``BackendRequest/bodyFile`` is sent by an upload task
+/// from that file, and one with a ``BackendRequest/destination`` is answered into that file
+/// (see ``DownloadDestination``); ``maximumResponseBytes`` does not apply to a body written to
+/// disk. Transfers that report ``BackendRequest/progress`` or may resume see every slice of the
+/// body as it moves; others run on the platform's completion-handler tasks.
+///
 /// **Linux.** With FoundationNetworking, the session's idle timeout is whole seconds,
 /// rounded *up* there (a 0.5 s idle timeout is 1 s); the whole-request deadline is
 /// Depot's own timer and is not rounded, so a 0.5 s ``timeout`` still ends a request
