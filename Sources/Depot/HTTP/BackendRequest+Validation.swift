@@ -8,7 +8,8 @@ extension BackendRequest {
     /// the header line and smuggle a second request).
     ///
     /// A ``bodyFile`` must be a readable regular file, and only on a request that may
-    /// carry a body and has no ``body`` besides; a ``destination`` must be a `file:` URL.
+    /// carry a body and has no ``body`` besides; a ``destination`` must be a `file:` URL
+    /// that is not a folder, and not on a `HEAD`.
     ///
     /// ``URLSessionBackend`` and ``InMemoryBackend`` call it before anything else; a
     /// backend of your own should too.
@@ -30,10 +31,10 @@ extension BackendRequest {
             }
             _ = try Self.size(ofBodyFile: bodyFile)
         }
-        if let destination, !destination.file.isFileURL {
-            throw .invalidRequest(
-                "the download destination \(destination.file.absoluteString.prefix(200)) is not a file URL")
+        if destination != nil, method == .head {
+            throw .invalidRequest("a HEAD answer has no body to download to a file")
         }
+        try destination?.validate()
     }
 
     /// The size of the file at `url`, which must be a readable regular file.
@@ -45,7 +46,8 @@ extension BackendRequest {
         }
         let attributes: [FileAttributeKey: Any]
         do {
-            attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            // The file a link points at, not the link.
+            attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
         } catch {
             throw .invalidRequest("the body file \(url.path) cannot be read: \(error.localizedDescription)")
         }

@@ -13,7 +13,7 @@ public struct BackendResponse: Sendable, Hashable {
     public var body: Data
     /// The file the body was written to, for a request with a
     /// ``BackendRequest/destination`` (the destination's file, complete); `nil` when the
-    /// body is in ``body``.
+    /// body is in ``body``. A middleware that builds a new response keeps it.
     public var file: URL?
 
     /// Creates a response.

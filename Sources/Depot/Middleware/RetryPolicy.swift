@@ -34,7 +34,8 @@ public struct RetryPolicy: Sendable {
         /// ``ServiceError/noConnection``: the device is offline; retrying helps only when
         /// the connection comes back within the backoff.
         case noConnection
-        /// ``ServiceError/transport(code:description:)``: a dropped connection and the like.
+        /// ``ServiceError/transport(code:description:)``: a dropped connection and the like
+        /// (never a download's file that the disk refused).
         case transport
     }
 
@@ -90,6 +91,10 @@ public struct RetryPolicy: Sendable {
         self.random = random
     }
 
+    /// The `URLError` codes of files on this device (`cannotCreateFile` … `cannotMoveFile`,
+    /// -3000 to -3005): a disk that refuses a download, not the network.
+    static let localFileCodes: ClosedRange<Int> = -3005 ... -3000
+
     /// Whether `error` may go away on another attempt (regardless of the method and of
     /// the attempts left).
     public func isRetryable(_ error: ServiceError) -> Bool {
@@ -97,7 +102,9 @@ public struct RetryPolicy: Sendable {
         case .timedOut: return retryableFailures.contains(.timedOut)
         case .cannotConnect: return retryableFailures.contains(.cannotConnect)
         case .noConnection: return retryableFailures.contains(.noConnection)
-        case .transport: return retryableFailures.contains(.transport)
+        case .transport(let code, _):
+            // A download's file that the disk refused fails the same way on every attempt.
+            return retryableFailures.contains(.transport) && !Self.localFileCodes.contains(code)
         case .cancelled, .invalidRequest, .decoding, .queued: return false
         case .unauthorized, .forbidden, .notFound, .conflict, .clientError, .serviceUnavailable,
             .serverError, .unexpectedStatus:

@@ -93,7 +93,10 @@ public struct MultipartForm: Sendable {
     /// - Throws: ``ServiceError/invalidRequest(_:)`` when a file part cannot be read or
     ///   `url` cannot be written.
     public func write(to url: URL) throws(ServiceError) -> Int64 {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil),
+        // Readable by this user only: the form may hold private files.
+        guard
+            FileManager.default.createFile(
+                atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]),
             let output = try? FileHandle(forWritingTo: url)
         else {
             throw .invalidRequest("cannot create the multipart body file \(url.path)")

@@ -130,6 +130,10 @@ public struct RequestBody: Sendable {
                     try? FileManager.default.removeItem(at: file)
                     return completion(.failure(error))
                 }
+                guard !token.isCancelled else {
+                    try? FileManager.default.removeItem(at: file)
+                    return completion(.failure(.cancelled))
+                }
                 var request = request
                 request.bodyFile = file
                 let sending = backend.send(request).start { result in

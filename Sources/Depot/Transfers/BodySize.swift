@@ -5,7 +5,7 @@ extension BackendRequest {
     /// be read). What a log reports.
     var bodySize: Int {
         guard let bodyFile else { return body?.count ?? 0 }
-        return Int(FileSize.of(bodyFile) ?? 0)
+        return Int(clamping: FileSize.of(bodyFile) ?? 0)
     }
 }
 
@@ -13,7 +13,7 @@ extension BackendResponse {
     /// The bytes of the body: ``body``'s, or the size of ``file`` for a download.
     var bodySize: Int {
         guard let file else { return body.count }
-        return Int(FileSize.of(file) ?? 0)
+        return Int(clamping: FileSize.of(file) ?? 0)
     }
 }
 
@@ -21,7 +21,9 @@ extension BackendResponse {
 enum FileSize {
     /// The size of the file at `url`, or `nil` when there is none to read.
     static func of(_ url: URL) -> Int64? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+        guard
+            let attributes = try? FileManager.default.attributesOfItem(
+                atPath: url.resolvingSymlinksInPath().path),
             let size = attributes[.size] as? NSNumber
         else { return nil }
         return size.int64Value

@@ -20,8 +20,14 @@ import Foundation
 /// the same bytes), and a resumable download asks for the answer uncompressed
 /// (`Accept-Encoding: identity`) so that byte ranges address the file as stored.
 ///
-/// One download at a time per file: a second one to a file that a download in this
-/// process is still writing fails at once with ``ServiceError/invalidRequest(_:)``.
+/// One resumable download at a time per file: a second one to a file that a resumable
+/// download in this process is still writing fails at once with
+/// ``ServiceError/invalidRequest(_:)``. Plain downloads each write a partial file of their
+/// own, so several may run at once; the last to complete is the file.
+///
+/// A resumable download sets `Range` itself when it resumes, in place of one the request
+/// carries; the backend's `timeout` bounds each attempt as a whole, so give long downloads
+/// a backend with a long timeout (or none) rather than relying on retries.
 public struct DownloadDestination: Sendable, Hashable {
     /// The file the complete answer is moved to (a `file:` URL).
     public var file: URL
@@ -32,5 +38,20 @@ public struct DownloadDestination: Sendable, Hashable {
     public init(_ file: URL, resumable: Bool = false) {
         self.file = file
         self.resumable = resumable
+    }
+
+    /// Checks that ``file`` can be a download's destination: a `file:` URL with a name,
+    /// and not a folder.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` saying what is wrong.
+    func validate() throws(ServiceError) {
+        guard file.isFileURL, !file.lastPathComponent.isEmpty, file.lastPathComponent != "/" else {
+            throw .invalidRequest(
+                "the download destination \(file.absoluteString.prefix(200)) is not a file URL")
+        }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: file.path, isDirectory: &isFolder), isFolder.boolValue {
+            throw .invalidRequest("the download destination \(file.path) is a folder")
+        }
     }
 }

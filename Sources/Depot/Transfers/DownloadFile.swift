@@ -5,12 +5,19 @@ import Foundation
 /// file is moved into place. Every backend writes downloads through it, so they all
 /// keep and remove partial files the same way (see ``DownloadDestination``).
 ///
-/// A backend creates it when the attempt starts (which claims the destination, so two
-/// downloads in this process never write the same file), adds ``resumeFields`` to the
-/// request, calls ``begin(status:headers:declaredLength:)`` when a 2xx answer's head
-/// arrives, ``write(_:)`` for each slice of its body, then exactly one of ``finish()``
-/// and ``abandon(after:discarding:)``. Those calls come one at a time (a task's serial delegate
-/// queue, or one thread), which the lock only makes safe to share.
+/// A backend creates it when the attempt starts, adds ``resumeFields`` to the request
+/// when it can continue a file, calls ``begin(status:headers:declaredLength:)`` when a
+/// 2xx answer's head arrives, ``write(_:)`` for each slice of its body, then ``finish()``
+/// (or ``adopt(_:)`` for a file the platform wrote) on success, or
+/// ``abandon(after:discarding:)``. Those calls come one at a time (a task's serial
+/// delegate queue, or one thread), which the lock only makes safe to share; once the
+/// attempt is released, a late call touches no file.
+///
+/// A resumable download keeps its bytes in `<name>.depot-partial` beside the destination,
+/// and claims the destination while it runs (two resumable downloads of one file would
+/// write the same bytes). Any other attempt writes a partial file of its own
+/// (`<name>.depot-partial-<random>`), so concurrent plain downloads of one file never
+/// meet: the last to finish is the file.
 final class DownloadFile: Sendable {
     /// The destination, as the request gave it.
     let destination: DownloadDestination
@@ -19,8 +26,11 @@ final class DownloadFile: Sendable {
     /// The earlier attempt's validator, sent as `If-Range`.
     private let resumeValidator: String?
     private let partial: URL
+    /// Where a resumable download keeps its bytes and validator.
+    private let resumablePartial: URL
     private let validatorFile: URL
-    private let claim: String
+    /// The destination's path in ``inFlight``, for a resumable download.
+    private let claim: String?
     private let state = Locked<State>(State())
 
     private struct State {
@@ -32,22 +42,23 @@ final class DownloadFile: Sendable {
         /// Whether the answer is stored as the server encoded it (no `Content-Encoding`),
         /// so that its declared length can be checked.
         var checksLength = false
+        /// Whether the disk refused the partial file: its bytes cannot be trusted.
+        var broken = false
         var released = false
     }
 
-    /// The downloads this process is writing now, by destination path.
+    /// The resumable downloads this process is writing now, by destination path.
     private static let inFlight = Locked<Set<String>>([])
 
-    /// Claims `destination` for one attempt and reads what an earlier attempt left.
+    /// Prepares one attempt at `destination`: claims it when resumable, and reads what an
+    /// earlier attempt left.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` when the destination is not a
-    ///   `file:` URL, its folder cannot be created, or another download is writing it.
+    ///   `file:` URL or is a folder, its folder cannot be created, or another resumable
+    ///   download is writing it.
     init(_ destination: DownloadDestination) throws(ServiceError) {
+        try destination.validate()
         let file = destination.file
-        guard file.isFileURL, !file.lastPathComponent.isEmpty, file.lastPathComponent != "/" else {
-            throw .invalidRequest(
-                "the download destination \(file.absoluteString.prefix(200)) is not a file URL")
-        }
         let folder = file.deletingLastPathComponent()
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -55,15 +66,23 @@ final class DownloadFile: Sendable {
             throw .invalidRequest(
                 "cannot create the folder \(folder.path) for a download: \(error.localizedDescription)")
         }
-        let claim = file.standardizedFileURL.path
-        let claimed = Self.inFlight.withLock { $0.insert(claim).inserted }
-        guard claimed else {
-            throw .invalidRequest("a download to \(file.path) is already under way in this process")
+        let name = file.lastPathComponent
+        resumablePartial = folder.appendingPathComponent(name + ".depot-partial")
+        validatorFile = folder.appendingPathComponent(name + ".depot-partial-validator")
+        if destination.resumable {
+            let claim = file.standardizedFileURL.resolvingSymlinksInPath().path
+            guard Self.inFlight.withLock({ $0.insert(claim).inserted }) else {
+                throw .invalidRequest(
+                    "a resumable download to \(file.path) is already under way in this process")
+            }
+            self.claim = claim
+            partial = resumablePartial
+        } else {
+            claim = nil
+            let random = String(UInt32.random(in: .min ... .max), radix: 16)
+            partial = folder.appendingPathComponent(name + ".depot-partial-" + random)
         }
         self.destination = destination
-        self.claim = claim
-        partial = folder.appendingPathComponent(file.lastPathComponent + ".depot-partial")
-        validatorFile = folder.appendingPathComponent(file.lastPathComponent + ".depot-partial-validator")
         if destination.resumable, let validator = Self.readValidator(at: validatorFile),
             let size = FileSize.of(partial), size > 0
         {
@@ -77,7 +96,8 @@ final class DownloadFile: Sendable {
 
     /// `Range` and `If-Range` for the rest of an earlier attempt, and `Accept-Encoding:
     /// identity` for a resumable download (ranges address the stored bytes only when
-    /// they are not compressed); empty otherwise.
+    /// they are not compressed); empty otherwise. A backend that cannot write the rest
+    /// into this file (one whose platform writes downloads itself) sends none of them.
     var resumeFields: [HTTPHeaders.Field] {
         var fields: [HTTPHeaders.Field] = []
         if destination.resumable { fields.append(.init(name: "Accept-Encoding", value: "identity")) }
@@ -90,8 +110,8 @@ final class DownloadFile: Sendable {
 
     /// Starts writing a 2xx answer: a `206` to a resume continues the earlier attempt's
     /// bytes (when its `Content-Range` starts where they end), anything else starts the
-    /// file over.
-    /// Returns the progress so far: the bytes already on disk, of the whole answer.
+    /// file over. Returns the progress so far: the bytes already on disk, of the whole
+    /// answer.
     ///
     /// - Throws: ``ServiceError/transport(code:description:)`` when a `206` does not
     ///   continue the file, or the partial file cannot be written.
@@ -105,10 +125,11 @@ final class DownloadFile: Sendable {
         if status == 206, resumeOffset > 0 {
             guard let range = ContentRange(headers["Content-Range"]), range.first == resumeOffset else {
                 abandon(after: nil, discarding: true)
+                let field = headers["Content-Range"].map { String($0.prefix(100)) } ?? "no Content-Range"
                 throw .transport(
                     code: URLError.Code.badServerResponse.rawValue,
                     description:
-                        "The server answered a download with a range (\(headers["Content-Range"] ?? "no Content-Range")) that does not continue the \(resumeOffset) bytes on disk."
+                        "The server answered a download with a range (\(field)) that does not continue the \(resumeOffset) bytes on disk."
                 )
             }
             offset = resumeOffset
@@ -150,13 +171,15 @@ final class DownloadFile: Sendable {
 
     /// Appends one slice of the answer's body; returns the bytes on disk so far.
     ///
-    /// - Throws: ``ServiceError/transport(code:description:)`` when the disk refuses it.
+    /// - Throws: ``ServiceError/transport(code:description:)`` when the disk refuses it
+    ///   (the partial file is then discarded when the attempt ends).
     func write(_ data: Data) throws(ServiceError) -> Int64 {
         let outcome: Result<Int64, any Error> = state.withLock { state in
             guard let handle = state.handle else { return .success(state.written) }
             do {
                 try handle.write(contentsOf: data)
             } catch {
+                state.broken = true
                 return .failure(error)
             }
             state.written += Int64(data.count)
@@ -167,11 +190,6 @@ final class DownloadFile: Sendable {
         case .failure(let error):
             throw Self.failure(.cannotWriteToFile, "cannot write the partial download \(partial.path)", error)
         }
-    }
-
-    /// The whole answer's length, when known.
-    var expectedLength: Int64? {
-        state.withLock { $0.expected }
     }
 
     /// Moves the complete file into place (replacing what was there) and returns it.
@@ -193,16 +211,7 @@ final class DownloadFile: Sendable {
             abandon(after: error)
             throw error
         }
-        if rename(partial.path, destination.file.path) != 0 {
-            let reason = String(cString: strerror(errno))
-            abandon(after: nil, discarding: true)
-            throw .transport(
-                code: URLError.Code.cannotMoveFile.rawValue,
-                description: "cannot move the download into place at \(destination.file.path): \(reason)")
-        }
-        try? FileManager.default.removeItem(at: validatorFile)
-        release()
-        return destination.file
+        return try moveIntoPlace(partial)
     }
 
     /// Moves `complete`, a whole answer the platform already wrote to a file of its own (a
@@ -211,53 +220,76 @@ final class DownloadFile: Sendable {
     ///
     /// - Throws: ``ServiceError/transport(code:description:)`` when it cannot be moved.
     func adopt(_ complete: URL) throws(ServiceError) -> URL {
+        try moveIntoPlace(complete)
+    }
+
+    /// Renames `file` to the destination (copying it beside the destination first when it
+    /// lies on another volume), removes what a resumable attempt left, and releases the
+    /// attempt.
+    private func moveIntoPlace(_ file: URL) throws(ServiceError) -> URL {
         state.withLock { state in
             try? state.handle?.close()
             state.handle = nil
         }
-        var moved = rename(complete.path, destination.file.path) == 0
-        var reason = moved ? "" : String(cString: strerror(errno))
-        if !moved, errno == EXDEV {
-            // Another volume: copied beside the destination, then renamed into place.
-            try? FileManager.default.removeItem(at: partial)
-            do {
-                try FileManager.default.copyItem(at: complete, to: partial)
-                moved = rename(partial.path, destination.file.path) == 0
-                if !moved { reason = String(cString: strerror(errno)) }
-            } catch {
-                reason = error.localizedDescription
+        var failure: String?
+        if rename(file.path, destination.file.path) != 0 {
+            let code = errno
+            failure = String(cString: strerror(code))
+            if code == EXDEV {
+                // Another volume: copied beside the destination, then renamed into place.
+                try? FileManager.default.removeItem(at: partial)
+                do {
+                    try FileManager.default.copyItem(at: file, to: partial)
+                    failure =
+                        rename(partial.path, destination.file.path) == 0
+                        ? nil : String(cString: strerror(errno))
+                } catch {
+                    failure = error.localizedDescription
+                }
             }
         }
-        guard moved else {
+        if let failure {
             abandon(after: nil, discarding: true)
             throw .transport(
                 code: URLError.Code.cannotMoveFile.rawValue,
-                description: "cannot move the download into place at \(destination.file.path): \(reason)")
+                description: "cannot move the download into place at \(destination.file.path): \(failure)")
         }
-        try? FileManager.default.removeItem(at: validatorFile)
+        // The file is whole: what an earlier resumable attempt kept is of no more use,
+        // unless a resumable download of this file is running now.
+        let claimedByAnother =
+            claim == nil
+            && Self.inFlight.withLock {
+                $0.contains(destination.file.standardizedFileURL.resolvingSymlinksInPath().path)
+            }
+        if !claimedByAnother {
+            try? FileManager.default.removeItem(at: resumablePartial)
+            try? FileManager.default.removeItem(at: validatorFile)
+        }
         release()
         return destination.file
     }
 
-    /// Ends an attempt that did not complete: closes the partial file and removes it,
-    /// unless the download is resumable and `error` is a cut that a later attempt can
-    /// continue (the connection lost or timed out, a 5xx or 429): then its bytes and
-    /// validator stay. Without an error (an answer with no body to write, such as a
-    /// `304`) what is on disk stays as it was; `discarding` (a file error, a bad range)
-    /// always removes it.
+    /// Ends an attempt that did not complete. A resumable download keeps its bytes and
+    /// validator for a later attempt unless `error` says they are of no more use (see
+    /// ``keepsPartial(after:)``); any other partial file is removed. Without an error (an
+    /// answer with no body to write, such as a `304`) what is on disk stays as it was;
+    /// `discarding` (a bad range, a file that cannot be written) always removes it. Once
+    /// the attempt is released, a later call does nothing.
     func abandon(after error: ServiceError?, discarding: Bool = false) {
-        let keep = !discarding && (error.map { destination.resumable && Self.isCut($0) } ?? true)
-        let released = state.withLock { state in
+        let (released, broken) = state.withLock { state in
             try? state.handle?.close()
             state.handle = nil
             defer { state.released = true }
-            return state.released
+            return (state.released, state.broken)
         }
-        if !keep || Self.readValidator(at: validatorFile) == nil {
+        guard !released else { return }
+        if claim == nil {
+            try? FileManager.default.removeItem(at: partial)
+        } else if discarding || broken || !(error.map(Self.keepsPartial(after:)) ?? true) {
             try? FileManager.default.removeItem(at: partial)
             try? FileManager.default.removeItem(at: validatorFile)
         }
-        if !released { Self.inFlight.withLock { _ = $0.remove(claim) } }
+        if let claim { Self.inFlight.withLock { _ = $0.remove(claim) } }
     }
 
     private func release() {
@@ -265,24 +297,26 @@ final class DownloadFile: Sendable {
             defer { state.released = true }
             return state.released
         }
-        if !released { Self.inFlight.withLock { _ = $0.remove(claim) } }
+        if !released, let claim { Self.inFlight.withLock { _ = $0.remove(claim) } }
     }
 
-    /// Whether `error` ends a transfer that may be resumed later.
-    private static func isCut(_ error: ServiceError) -> Bool {
+    /// Whether a resumable download keeps its bytes after `error`: always, but when the
+    /// caller cancelled, or the answer says the resource is gone, changed or cannot be
+    /// ranged (404, 410, 412, 416), or the request itself was wrong. A `401` that a
+    /// refresh will answer, a `5xx`, a timeout or a lost connection leave the bytes valid.
+    private static func keepsPartial(after error: ServiceError) -> Bool {
         switch error {
-        case .transport, .timedOut, .cannotConnect, .noConnection, .serverError, .serviceUnavailable: true
-        default: false
+        case .cancelled, .notFound, .invalidRequest, .decoding: return false
+        case .clientError(let failure): return ![412, 416].contains(failure.status)
+        default: return true
         }
     }
 
-    /// The validator `If-Range` may carry: a strong `ETag` (RFC 9110 §13.1.5 forbids a
-    /// weak one), else `Last-Modified`.
+    /// The validator `If-Range` may carry (RFC 9110 §13.1.5): a strong `ETag`; else, when
+    /// the answer has no entity tag at all, its `Last-Modified`.
     private static func validator(in headers: HTTPHeaders) -> String? {
-        if let tag = headers["ETag"]?.trimmingCharacters(in: .whitespaces), tag.hasPrefix("\""),
-            tag.count >= 2
-        {
-            return tag
+        if let tag = headers["ETag"]?.trimmingCharacters(in: .whitespaces) {
+            return tag.hasPrefix("\"") && tag.count >= 2 ? tag : nil
         }
         return headers["Last-Modified"]?.trimmingCharacters(in: .whitespaces).nilIfEmpty
     }

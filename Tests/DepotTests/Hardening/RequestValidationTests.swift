@@ -32,6 +32,11 @@ struct RequestValidationTests {
             "a destination that is not a file URL",
             transfer(.get, destination: URL(string: "https://example.com/a.bin"))
         ),
+        (
+            "a destination that is a folder",
+            transfer(.get, destination: FileManager.default.temporaryDirectory)
+        ),
+        ("a HEAD with a destination", transfer(.head, destination: Self.readableFile)),
     ]
 
     /// A small file every test run can read, written once.

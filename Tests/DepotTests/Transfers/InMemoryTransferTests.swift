@@ -116,7 +116,7 @@ import Testing
             finished.continuation.finish()
         }
         await withCheckedContinuation { continuation in halfway.withLock { $0 = continuation } }
-        #expect(folder.names.contains("big.bin.depot-partial"))
+        #expect(folder.names.count == 1 && folder.names[0].hasPrefix("big.bin.depot-partial-"))
         transfer.cancel()
         for await _ in finished.stream {}
 
@@ -236,17 +236,18 @@ import Testing
         #expect(backend.requests.isEmpty)
     }
 
-    @Test("two downloads to one file at once: the second fails .invalidRequest, the first completes")
-    func oneDownloadPerFile() async throws {
+    @Test(
+        "two resumable downloads to one file at once: the second fails .invalidRequest, the first completes")
+    func oneResumableDownloadPerFile() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let backend = try Self.photoBackend(latency: 0.2)
         let files = PhotoFiles(backend: backend)
         let target = folder.file("photos.json")
 
-        async let first = files.download(["photos"], to: target).result
+        async let first = files.download(["photos"], to: target, resumable: true).result
         try await Task.sleep(for: .milliseconds(50))
-        let second = await files.download(["photos"], to: target).result
+        let second = await files.download(["photos"], to: target, resumable: true).result
 
         guard case .failure(.invalidRequest(let reason)) = second else {
             Issue.record("expected .invalidRequest, got \(second)")
@@ -255,7 +256,59 @@ import Testing
         #expect(reason.contains("already under way"))
         #expect(try await first.get() == target)
         // Once it ended, the file is free again.
-        #expect(try await files.download(["photos"], to: target).value == target)
+        #expect(try await files.download(["photos"], to: target, resumable: true).value == target)
+    }
+
+    @Test("two plain downloads to one file at once both complete, each through its own partial file")
+    func plainDownloadsDoNotMeet() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend(latency: 0.1)
+        let files = PhotoFiles(backend: backend)
+        let target = folder.file("photos.json")
+
+        async let first = files.download(["photos"], to: target).result
+        async let second = files.download(["photos"], to: target).result
+
+        #expect(try await first.get() == target)
+        #expect(try await second.get() == target)
+        #expect(folder.names == ["photos.json"])
+    }
+
+    @Test("a 304 to a conditional download leaves the file as it was, and returns it")
+    func notModifiedKeepsTheFile() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        let files = PhotoFiles(backend: backend)
+        let target = folder.file("photo.json")
+        _ = try await files.download(["photos", "1"], to: target).value
+        let saved = try Data(contentsOf: target)
+        let tag = try #require(try await backend.send(BackendRequest(path: "photos/1")).value.headers["ETag"])
+
+        let again = try await files.download(["photos", "1"], headers: ["If-None-Match": tag], to: target)
+            .value
+
+        #expect(again == target)
+        #expect(try Data(contentsOf: target) == saved)
+        #expect(folder.names == ["photo.json"])
+    }
+
+    @Test("an upload from a symbolic link sends the file it points at")
+    func uploadThroughASymbolicLink() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = try Self.photoBackend()
+        let draft = folder.file("draft.json")
+        try Data(#"{"title": "linked"}"#.utf8).write(to: draft)
+        let link = folder.file("link.json")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: draft)
+
+        let created: [String: JSONValue] = try await PhotoFiles(backend: backend).request(
+            .post, ["posts"], body: .file(link, contentType: "application/json")
+        ).value
+
+        #expect(created["title"] == .string("linked"))
     }
 
     @Test("a retried download starts over and completes; the failed attempt leaves nothing")
@@ -326,4 +379,111 @@ import Testing
 /// A client of the photo API with no entity: for the raw download and upload helpers.
 struct PhotoFiles: BackendClient {
     let backend: any Backend
+}
+
+/// What a resumable download keeps on disk after each kind of failure, and what a retry
+/// does with a disk error.
+@Suite struct DownloadFileTests {
+    /// Begins a resumable download of `bytes` bytes with a strong ETag and writes half of them.
+    private func halfWritten(_ target: URL, bytes: Int = 1000) throws -> DownloadFile {
+        let file = try DownloadFile(DownloadDestination(target, resumable: true))
+        _ = try file.begin(status: 200, headers: ["ETag": "\"v1\""], declaredLength: Int64(bytes))
+        _ = try file.write(Data(repeating: 1, count: bytes / 2))
+        return file
+    }
+
+    @Test(
+        "a resumable download keeps its bytes after a cut, a 401, a 5xx or a timeout, and asks for the rest next time",
+        arguments: [
+            ServiceError.transport(code: -1005, description: "lost"), .timedOut,
+            .unauthorized(FailureResponse(status: 401), challenges: []),
+            .serverError(FailureResponse(status: 502)),
+        ])
+    func keepsBytes(after error: ServiceError) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let target = folder.file("movie.bin")
+        try halfWritten(target).abandon(after: error)
+
+        let next = try DownloadFile(DownloadDestination(target, resumable: true))
+        defer { next.abandon(after: .cancelled) }
+
+        #expect(next.resumeOffset == 500)
+        #expect(next.resumeFields.contains(.init(name: "Range", value: "bytes=500-")))
+        #expect(next.resumeFields.contains(.init(name: "If-Range", value: "\"v1\"")))
+    }
+
+    @Test(
+        "a resumable download drops its bytes when cancelled or when the resource is gone, changed or unrangeable",
+        arguments: [
+            ServiceError.cancelled, .notFound(FailureResponse(status: 404)),
+            .clientError(FailureResponse(status: 412)), .clientError(FailureResponse(status: 416)),
+        ])
+    func dropsBytes(after error: ServiceError) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let target = folder.file("movie.bin")
+        try halfWritten(target).abandon(after: error)
+
+        #expect(folder.names.isEmpty)
+    }
+
+    @Test("a weak ETag is no validator for If-Range, and without any validator nothing is resumed")
+    func weakTagsAreNotResumed() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let target = folder.file("movie.bin")
+        let file = try DownloadFile(DownloadDestination(target, resumable: true))
+        _ = try file.begin(
+            status: 200, headers: ["ETag": "W/\"v1\"", "Last-Modified": "Tue, 24 Nov 2026 10:00:00 GMT"],
+            declaredLength: 1000)
+        _ = try file.write(Data(repeating: 1, count: 500))
+        file.abandon(after: .timedOut)
+
+        let next = try DownloadFile(DownloadDestination(target, resumable: true))
+        defer { next.abandon(after: .cancelled) }
+        #expect(next.resumeOffset == 0)
+        #expect(!next.resumeFields.contains { $0.name == "Range" })
+    }
+
+    @Test("a 206 that does not continue the bytes on disk fails and drops them")
+    func misplacedRangeIsRefused() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let target = folder.file("movie.bin")
+        try halfWritten(target).abandon(after: .timedOut)
+        let next = try DownloadFile(DownloadDestination(target, resumable: true))
+
+        #expect(throws: ServiceError.self) {
+            try next.begin(status: 206, headers: ["Content-Range": "bytes 100-999/1000"], declaredLength: 900)
+        }
+        #expect(folder.names.isEmpty)
+    }
+
+    @Test("a late abandon after the attempt ended touches no file")
+    func lateAbandonIsHarmless() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let target = folder.file("movie.bin")
+        let first = try halfWritten(target)
+        first.abandon(after: .timedOut)
+        let second = try halfWritten(target, bytes: 2000)
+
+        first.abandon(after: .cancelled)
+
+        #expect(folder.names.contains("movie.bin.depot-partial"))
+        second.abandon(after: .cancelled)
+    }
+
+    @Test("a retry never repeats a download the disk refused")
+    func diskErrorsAreNotRetried() {
+        let policy = RetryPolicy()
+        #expect(
+            !policy.isRetryable(
+                .transport(code: URLError.Code.cannotWriteToFile.rawValue, description: "full")))
+        #expect(!policy.isRetryable(.transport(code: URLError.Code.cannotMoveFile.rawValue, description: "")))
+        #expect(
+            policy.isRetryable(
+                .transport(code: URLError.Code.networkConnectionLost.rawValue, description: "")))
+    }
 }

@@ -162,7 +162,7 @@ import Testing
             finished.continuation.finish()
         }
         await withCheckedContinuation { continuation in halfway.withLock { $0 = continuation } }
-        #expect(folder.names == ["slow.bin.depot-partial"])
+        #expect(folder.names.count == 1 && folder.names[0].hasPrefix("slow.bin.depot-partial-"))
         running.cancel()
         for await _ in finished.stream {}
 
@@ -257,6 +257,56 @@ import Testing
         ).value
 
         #expect(try Data(contentsOf: part) == (try Data(contentsOf: whole)).prefix(1000))
+    }
+
+    @Test("a 304 to a conditional download (httpbin /etag) leaves the file as it was, and returns it")
+    func notModifiedOverTheNetwork() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let target = folder.file("tagged.json")
+        try Data("kept".utf8).write(to: target)
+
+        let file = try await client(LiveServer.httpbin).download(
+            ["etag", "v1"], headers: ["If-None-Match": "\"v1\""], to: target
+        ).value
+
+        #expect(file == target)
+        #expect(try Data(contentsOf: target) == Data("kept".utf8))
+        #expect(folder.names == ["tagged.json"])
+    }
+
+    @Test("a Basic challenge on a download is .unauthorized, observed or not", arguments: [false, true])
+    func challengedDownload(observed: Bool) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let progress = observed ? ProgressHandler { _ in } : nil
+
+        let result = await (try client(LiveServer.httpbin)).download(
+            ["basic-auth", "user", "secret"], to: folder.file("private.bin"), progress: progress
+        ).result
+
+        guard case .failure(.unauthorized) = result else {
+            Issue.record("expected .unauthorized, got \(result)")
+            return
+        }
+        #expect(folder.names.isEmpty)
+    }
+
+    @Test("an error page larger than maximumResponseBytes on an observed download is still .notFound")
+    func errorPageOverTheLimit() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let backend = URLSessionBackend(baseURL: try #require(LiveServer.fault), maximumResponseBytes: 8)
+
+        let result = await PhotoFiles(backend: backend).download(
+            ["missing-file"], to: folder.file("gone.bin"), progress: ProgressHandler { _ in }
+        ).result
+
+        guard case .failure(.notFound) = result else {
+            Issue.record("expected .notFound, got \(result)")
+            return
+        }
+        #expect(folder.names.isEmpty)
     }
 
     @Test("a cut download that is not resumable leaves nothing behind")

@@ -77,7 +77,8 @@ struct InMemoryTransfer: Sendable {
         to download: DownloadFile?,
         token: CancellationToken, completion: Future<BackendResponse, ServiceError>.Promise
     ) {
-        guard case .success(let response) = result, request.method != .head else {
+        // Only a 2xx has a body to write: a `304` leaves the file as it was.
+        guard case .success(let response) = result, (200..<300).contains(response.status) else {
             if let download { download.abandon(after: result.failure) }
             completion(result)
             return

@@ -76,7 +76,8 @@ final class ReceivingTaskDelegate: TaskDelegate, URLSessionDataDelegate, @unchec
     /// Ends the request as too large when `response` declares a body over the limit;
     /// returns whether it did.
     private func refuses(_ response: URLResponse?) -> Bool {
-        guard let limit, let response, request.method != .head else { return false }
+        // A download's error page is cut to its start instead (see `didReceive data`).
+        guard let limit, download == nil, let response, request.method != .head else { return false }
         let declared = response.expectedContentLength
         return declared > Int64(limit) && control.end(.tooLarge(limit: limit, declared: declared))
     }
@@ -142,16 +143,16 @@ final class ReceivingTaskDelegate: TaskDelegate, URLSessionDataDelegate, @unchec
             }
             return
         }
-        let keep = limit ?? (download == nil ? Int.max : Self.errorBodyLimit)
+        // A download's error page keeps its start (enough for the message) and never fails
+        // as too large, so it reaches the caller as its status's error.
+        let keep =
+            download == nil ? (limit ?? Int.max) : min(limit ?? Self.errorBodyLimit, Self.errorBodyLimit)
         let (over, first, received, total) = receiving.withLock { state in
             let first = state.body.isEmpty
             state.received += Int64(data.count)
             guard state.body.count + data.count <= keep else {
-                if limit == nil {
-                    // An error page of a download: its start is enough for the message.
-                    state.body.append(data.prefix(max(0, keep - state.body.count)))
-                }
-                return (limit != nil, first, state.received, state.total)
+                if download != nil { state.body.append(data.prefix(max(0, keep - state.body.count))) }
+                return (download == nil, first, state.received, state.total)
             }
             state.body.append(data)
             return (false, first, state.received, state.total)

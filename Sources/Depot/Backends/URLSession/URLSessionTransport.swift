@@ -26,7 +26,10 @@ struct URLSessionTransport: Backend {
         return Future { completion in
             let urlRequest: URLRequest
             let download: DownloadFile?
-            switch Result(catching: { () throws(ServiceError) in try Self.prepare(request, with: builder) }) {
+            let streams = Self.needsDelegate(request, limit: limit) && session.tasksReportTheirBody
+            switch Result(catching: { () throws(ServiceError) in
+                try Self.prepare(request, with: builder, resuming: streams)
+            }) {
             case .success(let prepared): (urlRequest, download) = prepared
             case .failure(let error):
                 completion(.failure(error))
@@ -34,7 +37,7 @@ struct URLSessionTransport: Backend {
             }
             let control = RequestControl()
             let task: URLSessionTask
-            if Self.needsDelegate(request, limit: limit), session.tasksReportTheirBody {
+            if streams {
                 // The bodies are seen as they move; the delegate reports the outcome.
                 if let bodyFile = request.bodyFile {
                     task = session.session.uploadTask(with: urlRequest, fromFile: bodyFile)
@@ -50,10 +53,12 @@ struct URLSessionTransport: Backend {
                 let delegate = TaskDelegate(url: urlRequest.url)
                 task = session.session.downloadTask(with: urlRequest) { location, response, error in
                     let ending = control.complete()
+                    let response = response ?? delegate.challengedResponse
                     let succeeded = (response as? HTTPURLResponse).map { (200..<300).contains($0.statusCode) }
                     let outcome = Self.outcome(
                         of: request, data: succeeded == true ? nil : location.flatMap(Self.errorBody),
-                        response: response, error: error, ending: ending)
+                        response: response, error: delegate.challengedResponse == nil ? error : nil,
+                        ending: ending)
                     if case .success = outcome {
                         Self.reportOnce(request.progress, of: request, body: location.flatMap(FileSize.of))
                     }
@@ -111,15 +116,17 @@ struct URLSessionTransport: Backend {
         return try? handle.read(upToCount: ReceivingTaskDelegate.errorBodyLimit)
     }
 
-    /// The `URLRequest` to send for `request`, and the file its download goes to: the
-    /// destination is claimed, and an earlier attempt's bytes asked for the rest of.
-    private static func prepare(_ request: BackendRequest, with builder: URLRequestBuilder)
+    /// The `URLRequest` to send for `request`, and the file its download goes to; when
+    /// the task `resuming` writes the file itself, the rest of an earlier attempt's bytes
+    /// is asked for (a download task cannot continue a file: it starts over).
+    private static func prepare(_ request: BackendRequest, with builder: URLRequestBuilder, resuming: Bool)
         throws(ServiceError)
         -> (URLRequest, DownloadFile?)
     {
         var urlRequest = try builder.urlRequest(for: request)
         guard let destination = request.destination else { return (urlRequest, nil) }
         let download = try DownloadFile(destination)
+        guard resuming else { return (urlRequest, download) }
         for field in download.resumeFields {
             urlRequest.setValue(field.value, forHTTPHeaderField: field.name)
         }
