@@ -60,6 +60,7 @@ extension BackendClient {
     /// ```swift
     /// request(.get, ["users", "1", "posts"], query: ["_sort": "id"], as: [Post].self)
     /// ```
+    @inlinable
     public func request<Response: Decodable & Sendable>(
         _ method: HTTPMethod,
         _ segments: [String],
