@@ -34,7 +34,13 @@ public protocol Repository: BackendClient {
 
 extension Repository {
     /// `[name]`: the collection at the backend's root.
-    public var collectionPath: [String] { [name] }
+    public var collectionPath: [String] {
+        // Room for an id: ``segments(for:)`` appends one without growing the array.
+        var path: [String] = []
+        path.reserveCapacity(2)
+        path.append(name)
+        return path
+    }
 
     /// The path segments of the entity with `id`: ``collectionPath`` + `"\(id)"`.
     ///

@@ -62,7 +62,11 @@ struct RequestTarget {
             var end = bytes.count
             if end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
             guard end > 0 else { return [] }
+            // Sized once: a request for one record would otherwise grow the array twice.
+            var slashes = 0
+            for index in 0..<end where bytes[index] == UInt8(ascii: "/") { slashes += 1 }
             var segments: [String] = []
+            segments.reserveCapacity(slashes + 1)
             var start = 0
             var encoded = false
             // Split on the bytes: `/` and `%` are ASCII, so every piece is whole UTF-8.
