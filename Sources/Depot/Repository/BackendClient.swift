@@ -29,6 +29,7 @@ extension BackendClient {
     /// An empty segment (an empty id, say) is refused with
     /// ``ServiceError/invalidRequest(_:)`` rather than sent as `/users/`, which a server
     /// would read as the whole collection.
+    @inlinable
     public func send(
         _ method: HTTPMethod,
         _ segments: [String],

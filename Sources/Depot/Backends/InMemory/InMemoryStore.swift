@@ -17,7 +17,7 @@ final class InMemoryStore: @unchecked Sendable {
 
     private let lock = NSRecursiveLock()
     private var database: Database
-    private var log: [BackendRequest] = []
+    private var log = RequestLog()
     private var faults: [(remaining: Int, response: BackendResponse)] = []
     private var routes: [Route] = []
     private var base: BaseLocation
@@ -54,10 +54,10 @@ final class InMemoryStore: @unchecked Sendable {
         set { locked { latencyValue = newValue } }
     }
 
-    var requests: [BackendRequest] { locked { log } }
+    var requests: [BackendRequest] { locked { log.requests } }
 
     func clearRequests() {
-        locked { log.removeAll() }
+        locked { log = RequestLog() }
     }
 
     func failNext(_ count: Int, response: BackendResponse) {
@@ -157,5 +157,38 @@ final class InMemoryStore: @unchecked Sendable {
         faults[0].remaining -= 1
         if faults[0].remaining <= 0 { faults.removeFirst() }
         return response
+    }
+}
+
+/// The requests an ``InMemoryStore`` received, in order: filled in chunks of a fixed size,
+/// so that logging a request never copies the requests before it (a single array would be
+/// copied to a new buffer, and its fresh pages touched, each time it doubles).
+struct RequestLog {
+    /// Requests per chunk: about 80 KB of them, which the allocator serves from its heap.
+    private static let chunkSize = 1024
+
+    /// The chunks before the last, each holding ``chunkSize`` requests.
+    private var full: [[BackendRequest]] = []
+    /// The last chunk, not yet full.
+    private var last: [BackendRequest] = []
+
+    /// Logs `request` after the others.
+    mutating func append(_ request: BackendRequest) {
+        if last.count == Self.chunkSize {
+            full.append(last)
+            last = []
+            last.reserveCapacity(Self.chunkSize)
+        }
+        last.append(request)
+    }
+
+    /// Every request logged, in order.
+    var requests: [BackendRequest] {
+        guard !full.isEmpty else { return last }
+        var all: [BackendRequest] = []
+        all.reserveCapacity(full.count * Self.chunkSize + last.count)
+        for chunk in full { all.append(contentsOf: chunk) }
+        all.append(contentsOf: last)
+        return all
     }
 }
