@@ -92,7 +92,7 @@ final class InMemoryStore: @unchecked Sendable {
                 return .answered(.failure(error))
             }
             if latencyValue > 0 { return .delayed(latencyValue) }
-            return .answered(answer(request, body: body))
+            return .answered(answerHoldingLock(request, body: body))
         }
     }
 
@@ -100,20 +100,26 @@ final class InMemoryStore: @unchecked Sendable {
     /// else json-server's behaviour, with json-server's `ETag` or `304` (``ConditionalGET``);
     /// classified by ``ServiceError/init(response:for:)``.
     func answer(_ request: BackendRequest, body: ParsedBody) -> Result<BackendResponse, ServiceError> {
-        locked {
-            var response: BackendResponse
-            if let fault = takeFault() {
-                response = fault
-            } else {
-                do throws(ServiceError) {
-                    response = try respond(request, body: body)
-                } catch {
-                    return .failure(error)
-                }
+        locked { answerHoldingLock(request, body: body) }
+    }
+
+    /// ``answer(_:body:)`` for a caller that holds the lock (taking it again, as the lock is
+    /// recursive, would cost a lock and an unlock more per request).
+    private func answerHoldingLock(_ request: BackendRequest, body: ParsedBody) -> Result<
+        BackendResponse, ServiceError
+    > {
+        var response: BackendResponse
+        if let fault = takeFault() {
+            response = fault
+        } else {
+            do throws(ServiceError) {
+                response = try respond(request, body: body)
+            } catch {
+                return .failure(error)
             }
-            if request.method == .head { response.body = Data() }
-            return ServiceError.check(ConditionalGET.apply(to: response, for: request), for: request)
         }
+        if request.method == .head { response.body = Data() }
+        return ServiceError.check(ConditionalGET.apply(to: response, for: request), for: request)
     }
 
     /// The answer to `request` from the routes or json-server, unclassified.
