@@ -12,14 +12,17 @@ import Foundation
 /// kept in step with every write, so a filter or a sort compares values in place. Not
 /// thread-safe: the store's lock guards it.
 final class RecordCollection {
-    /// Where a record's bytes lie in the arena, and its id text; a hole has a negative count.
+    /// Where a record's bytes lie in the arena, its id text, and the `ETag` of its bytes
+    /// (``ConditionalGET/entityTag(for:)-(UnsafeRawBufferPointer)``, 15 bytes kept inline,
+    /// so a `GET` of the record does not hash it); a hole has a negative count.
     private struct Slot {
         var start: Int
         var count: Int
         var idText: String?
+        var entityTag: String
 
         var isHole: Bool { count < 0 }
-        static let hole = Slot(start: 0, count: -1, idText: nil)
+        static let hole = Slot(start: 0, count: -1, idText: nil, entityTag: "")
     }
 
     private var arena: [UInt8] = []
@@ -207,7 +210,7 @@ final class RecordCollection {
         let bytes = arena.withUnsafeBytes { raw in
             Data(UnsafeRawBufferPointer(rebasing: raw[place.start..<(place.start + place.count)]))
         }
-        return StoredRecord(bytes: bytes, idText: place.idText)
+        return StoredRecord(bytes: bytes, idText: place.idText, entityTag: place.entityTag)
     }
 
     /// The value at `path` in the record of `slot`; `nil` for a hole.
@@ -224,7 +227,8 @@ final class RecordCollection {
     private func store(_ bytes: UnsafeRawBufferPointer, idText: String?) -> Slot {
         let start = arena.count
         arena.append(contentsOf: bytes)
-        return Slot(start: start, count: bytes.count, idText: idText)
+        return Slot(
+            start: start, count: bytes.count, idText: idText, entityTag: ConditionalGET.entityTag(for: bytes))
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer, members: [String: JSONValue]) {
