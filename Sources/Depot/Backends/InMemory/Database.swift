@@ -34,6 +34,10 @@ final class Database {
     private(set) var names: [String] = []
     private var collections: [String: RecordCollection] = [:]
     private var objects: [String: StoredRecord] = [:]
+    /// The collection ``resource(_:)`` found last, by name: requests come in runs on one
+    /// collection, and comparing a short name costs less than hashing it. Cleared whenever
+    /// a name is bound anew.
+    private var lastCollection: (name: String, collection: RecordCollection)?
 
     init() {}
 
@@ -88,7 +92,11 @@ final class Database {
 
     /// The resource named `name`.
     func resource(_ name: String) -> Resource? {
-        if let collection = collections[name] { return .collection(collection) }
+        if let last = lastCollection, last.name == name { return .collection(last.collection) }
+        if let collection = collections[name] {
+            lastCollection = (name, collection)
+            return .collection(collection)
+        }
         return objects[name].map { .object($0) }
     }
 
@@ -220,6 +228,7 @@ final class Database {
     }
 
     private func set(_ name: String, _ resource: Resource) {
+        lastCollection = nil
         if collections[name] == nil && objects[name] == nil { names.append(name) }
         switch resource {
         case .collection(let collection):
