@@ -32,12 +32,14 @@ final class Database {
 
     /// Resource names in order.
     private(set) var names: [String] = []
-    private var collections: [String: RecordCollection] = [:]
-    private var objects: [String: StoredRecord] = [:]
+    // Accessed under the store's lock only, never in overlapping accesses: without the
+    // dynamic exclusivity checks (a runtime call per access on every request).
+    @exclusivity(unchecked) private var collections: [String: RecordCollection] = [:]
+    @exclusivity(unchecked) private var objects: [String: StoredRecord] = [:]
     /// The collection ``resource(_:)`` found last, by name: requests come in runs on one
     /// collection, and comparing a short name costs less than hashing it. Cleared whenever
     /// a name is bound anew.
-    private var lastCollection: (name: String, collection: RecordCollection)?
+    @exclusivity(unchecked) private var lastCollection: (name: String, collection: RecordCollection)?
 
     init() {}
 

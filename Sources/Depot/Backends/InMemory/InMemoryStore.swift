@@ -16,13 +16,16 @@ final class InMemoryStore: @unchecked Sendable {
     }
 
     private let lock = NSRecursiveLock()
-    private var database: Database
-    private var log = RequestLog()
-    private var faults: [(remaining: Int, response: BackendResponse)] = []
-    private var routes: [Route] = []
-    private var base: BaseLocation
+    // Every access holds `lock`, and none overlaps another (each is a read or a write of its
+    // own; `routes` is iterated as a copy, so a handler may add routes): the dynamic
+    // exclusivity checks, a runtime call per access on every request, are left out.
+    @exclusivity(unchecked) private var database: Database
+    @exclusivity(unchecked) private var log = RequestLog()
+    @exclusivity(unchecked) private var faults: [(remaining: Int, response: BackendResponse)] = []
+    @exclusivity(unchecked) private var routes: [Route] = []
+    @exclusivity(unchecked) private var base: BaseLocation
     private var baseURLValue: URL
-    private var latencyValue: TimeInterval = 0
+    @exclusivity(unchecked) private var latencyValue: TimeInterval = 0
 
     init(database: Database, baseURL: URL) {
         self.database = database

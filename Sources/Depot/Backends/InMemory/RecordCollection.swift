@@ -12,9 +12,9 @@ import Foundation
 /// kept in step with every write, so a filter or a sort compares values in place. Not
 /// thread-safe: the store's lock guards it.
 final class RecordCollection {
-    /// Where a record's bytes lie in the arena, its id text, and the `ETag` of its bytes
-    /// (``ConditionalGET/entityTag(for:)-(UnsafeRawBufferPointer)``, 15 bytes kept inline,
-    /// so a `GET` of the record does not hash it); a hole has a negative count.
+    /// Where a record's bytes lie in the arena, its id text, and the `ETag` of its bytes (as
+    /// ``ConditionalGET`` computes it; 15 bytes kept inline, so a `GET` of the record does not
+    /// hash it); a hole has a negative count.
     private struct Slot {
         var start: Int
         var count: Int
@@ -25,11 +25,15 @@ final class RecordCollection {
         static let hole = Slot(start: 0, count: -1, idText: nil, entityTag: "")
     }
 
-    private var arena: [UInt8] = []
+    // The store's lock serializes every access, and no access to these overlaps another (each
+    // is a read or a write of its own, never held across a call that touches the same
+    // property): the dynamic exclusivity checks, a runtime call per access on every lookup,
+    // are left out.
+    @exclusivity(unchecked) private var arena: [UInt8] = []
     /// Bytes of the arena that no slot refers to any more.
     private var garbage = 0
-    private var slots: [Slot] = []
-    private var index = IDIndex()
+    @exclusivity(unchecked) private var slots: [Slot] = []
+    @exclusivity(unchecked) private var index = IDIndex()
     private var holes = 0
     private var numericMaximum: NumericMaximum?
     private var maximumIsStale = false
