@@ -71,17 +71,7 @@ extension BackendClient {
         as type: Response.Type = Response.self
     ) -> Future<Response, ServiceError> {
         let coding = coding
-        let sent = send(method, segments, query: query, body: body, headers: headers)
-        guard coding.envelope.isEmpty else {
-            return sent.tryMap { response throws(ServiceError) in
-                try coding.decode(Response.self, from: response.body)
-            }
-        }
-        // Without an envelope the decoder is all the step needs: a closure that captures one
-        // object uses it as its context, with no allocation of its own per request.
-        let decoder = coding.decoder
-        return sent.tryMap { response throws(ServiceError) in
-            try JSONCoding.decodePlain(Response.self, from: response.body, with: decoder)
-        }
+        return send(method, segments, query: query, body: body, headers: headers)
+            .tryMap { response throws(ServiceError) in try coding.decode(Response.self, from: response.body) }
     }
 }

@@ -15,18 +15,10 @@ extension JSONCoding {
         guard envelope.isEmpty, keyPath.isEmpty else {
             return try decodeScoped(T.self, from: data, at: keyPath)
         }
-        return try Self.decodePlain(T.self, from: data, with: decoder)
-    }
-
-    /// ``decode(_:from:at:)`` with `decoder`, no envelope and no key path.
-    @inlinable
-    static func decodePlain<T: Decodable>(_ type: T.Type, from data: Data, with decoder: JSONDecoder)
-        throws(ServiceError) -> T
-    {
         do {
             return try decoder.decodeChecked(T.self, from: data)
         } catch {
-            throw failure(error, decoding: T.self)
+            throw Self.failure(error, decoding: T.self)
         }
     }
 
