@@ -141,6 +141,37 @@ public enum PathSegment {
 
     /// Encodes each segment and joins them with `/`.
     public static func join(_ segments: [String]) -> String {
+        // Usually every segment is plain (`photos`, `42`): the path is then written in one
+        // pass into a string of its final size.
+        var length = max(segments.count - 1, 0)
+        for segment in segments {
+            guard isPlain(segment) else { return joinEncoding(segments) }
+            length += segment.utf8.count
+        }
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var count = 0
+            for (offset, segment) in segments.enumerated() {
+                if offset > 0 {
+                    buffer[count] = UInt8(ascii: "/")
+                    count += 1
+                }
+                for byte in segment.utf8 {
+                    buffer[count] = byte
+                    count += 1
+                }
+            }
+            return count
+        }
+    }
+
+    /// Whether `segment` stands for itself in a path: unreserved characters only, and not a
+    /// dot segment.
+    private static func isPlain(_ segment: String) -> Bool {
+        segment != "." && segment != ".." && segment.utf8.allSatisfy(isUnreserved)
+    }
+
+    /// ``join(_:)`` for segments of which some need encoding.
+    private static func joinEncoding(_ segments: [String]) -> String {
         var path = ""
         for (offset, segment) in segments.enumerated() {
             if offset > 0 { path.append("/") }

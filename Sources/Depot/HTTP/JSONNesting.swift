@@ -71,31 +71,30 @@ enum JSONNesting {
     /// Foundation's decoder tells it: by a byte order mark, or by NUL bytes where the
     /// first ASCII character of a JSON text would stand; `nil` for UTF-8.
     static func wideEncoding(of data: Data) -> String.Encoding? {
-        // UTF-8 unless the first two bytes hold a NUL or a byte order mark: the usual
-        // answer, `{` or `[` then anything but NUL, is told from two bytes.
-        if data.count >= 2, case let first = data[data.startIndex], first != 0, first < 0xFE,
-            data[data.startIndex + 1] != 0
-        {
-            return nil
-        }
-        // The first four bytes, read without allocating (every decode asks).
-        let count = min(data.count, 4)
-        func byte(_ offset: Int) -> UInt8 { offset < count ? data[data.startIndex + offset] : 1 }
-        let (b0, b1, b2, b3) = (byte(0), byte(1), byte(2), byte(3))
-        switch count {
-        case 4...:
-            if b0 == 0, b1 == 0, b2 == 0xFE, b3 == 0xFF { return .utf32 }
-            if b0 == 0xFF, b1 == 0xFE, b2 == 0, b3 == 0 { return .utf32 }
-            if b0 == 0, b1 == 0, b2 == 0 { return .utf32BigEndian }
-            if b1 == 0, b2 == 0, b3 == 0 { return .utf32LittleEndian }
-            fallthrough
-        case 2...:
-            if (b0 == 0xFE && b1 == 0xFF) || (b0 == 0xFF && b1 == 0xFE) { return .utf16 }
-            if b0 == 0 { return .utf16BigEndian }
-            if b1 == 0 { return .utf16LittleEndian }
-            return nil
-        default:
-            return nil
+        // The first bytes read through one pointer: every decode asks, and each subscript of
+        // `Data` is a call of its own.
+        data.withUnsafeBytes { raw in
+            // UTF-8 unless the first two bytes hold a NUL or a byte order mark: the usual
+            // answer, `{` or `[` then anything but NUL, is told from two bytes.
+            if raw.count >= 2, raw[0] != 0, raw[0] < 0xFE, raw[1] != 0 { return nil }
+            let count = min(raw.count, 4)
+            func byte(_ offset: Int) -> UInt8 { offset < count ? raw[offset] : 1 }
+            let (b0, b1, b2, b3) = (byte(0), byte(1), byte(2), byte(3))
+            switch count {
+            case 4...:
+                if b0 == 0, b1 == 0, b2 == 0xFE, b3 == 0xFF { return .utf32 }
+                if b0 == 0xFF, b1 == 0xFE, b2 == 0, b3 == 0 { return .utf32 }
+                if b0 == 0, b1 == 0, b2 == 0 { return .utf32BigEndian }
+                if b1 == 0, b2 == 0, b3 == 0 { return .utf32LittleEndian }
+                fallthrough
+            case 2...:
+                if (b0 == 0xFE && b1 == 0xFF) || (b0 == 0xFF && b1 == 0xFE) { return .utf16 }
+                if b0 == 0 { return .utf16BigEndian }
+                if b1 == 0 { return .utf16LittleEndian }
+                return nil
+            default:
+                return nil
+            }
         }
     }
 
@@ -121,6 +120,7 @@ extension JSONDecoder {
     ///
     /// - Throws: `DecodingError.dataCorrupted` for such nesting or a wide body that is
     ///   not valid text; otherwise what `decode(_:from:)` throws.
+    @usableFromInline
     func decodeChecked<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         var input = data
         if let encoding = JSONNesting.wideEncoding(of: data) {

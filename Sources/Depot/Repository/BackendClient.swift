@@ -32,6 +32,7 @@ extension BackendClient {
     ///
     /// A ``RequestBody/file(_:contentType:)`` body, or a ``MultipartForm`` with file parts,
     /// is streamed from disk; `progress` hears how far the body and the answer are.
+    @inlinable
     public func send(
         _ method: HTTPMethod,
         _ segments: [String],
@@ -83,7 +84,8 @@ extension BackendClient {
     /// The request for `segments`, each percent-encoded; an empty segment (an empty id,
     /// say) is refused with ``ServiceError/invalidRequest(_:)`` rather than sent as
     /// `/users/`, which a server would read as the whole collection.
-    private static func request(
+    @usableFromInline
+    static func request(
         _ method: HTTPMethod, _ segments: [String], query: Query, headers: HTTPHeaders
     ) throws(ServiceError) -> BackendRequest {
         if let empty = segments.firstIndex(where: { $0.isEmpty }) {
@@ -100,6 +102,7 @@ extension BackendClient {
     /// ```swift
     /// request(.get, ["users", "1", "posts"], query: ["_sort": "id"], as: [Post].self)
     /// ```
+    @inlinable
     public func request<Response: Decodable & Sendable>(
         _ method: HTTPMethod,
         _ segments: [String],

@@ -6,21 +6,45 @@ extension JSONCoding {
     ///
     /// - Throws: ``ServiceError/decoding(_:)`` with the type and the coding path of
     ///   the value that failed.
+    @inlinable
     public func decode<T: Decodable>(
         _ type: T.Type, from data: Data, at keyPath: [String] = []
     ) throws(ServiceError) -> T {
-        let path = envelope + keyPath
-        do {
-            if path.isEmpty { return try decoder.decodeChecked(T.self, from: data) }
-            let scoped = decoder.copy()
-            scoped.userInfo[KeyPathBox<T>.pathKey] = path
-            return try scoped.decodeChecked(KeyPathBox<T>.self, from: data).value
-        } catch let error as DecodingError {
-            throw .decoding(DecodingFailure(type: String(describing: T.self), error: error))
-        } catch {
-            throw .decoding(
-                DecodingFailure(type: String(describing: T.self), codingPath: "", description: "\(error)"))
+        // Inlinable, so that the usual case (no envelope, no key path) is specialized for `T`
+        // where it is called: no generic metadata looked up per decode.
+        guard envelope.isEmpty, keyPath.isEmpty else {
+            return try decodeScoped(T.self, from: data, at: keyPath)
         }
+        do {
+            return try decoder.decodeChecked(T.self, from: data)
+        } catch {
+            throw Self.failure(error, decoding: T.self)
+        }
+    }
+
+    /// ``decode(_:from:at:)`` under the envelope and `keyPath`, at least one of them not empty.
+    @usableFromInline
+    func decodeScoped<T: Decodable>(_ type: T.Type, from data: Data, at keyPath: [String])
+        throws(ServiceError)
+        -> T
+    {
+        let scoped = decoder.copy()
+        scoped.userInfo[KeyPathBox<T>.pathKey] = envelope + keyPath
+        do {
+            return try scoped.decodeChecked(KeyPathBox<T>.self, from: data).value
+        } catch {
+            throw Self.failure(error, decoding: T.self)
+        }
+    }
+
+    /// ``ServiceError/decoding(_:)`` for `error`, thrown while decoding `type`.
+    @usableFromInline
+    static func failure<T>(_ error: any Error, decoding type: T.Type) -> ServiceError {
+        if let error = error as? DecodingError {
+            return .decoding(DecodingFailure(type: String(describing: T.self), error: error))
+        }
+        return .decoding(
+            DecodingFailure(type: String(describing: T.self), codingPath: "", description: "\(error)"))
     }
 
     /// Encodes `value` as JSON.

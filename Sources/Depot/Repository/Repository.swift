@@ -34,11 +34,19 @@ public protocol Repository: BackendClient {
 
 extension Repository {
     /// `[name]`: the collection at the backend's root.
-    public var collectionPath: [String] { [name] }
+    @inlinable
+    public var collectionPath: [String] {
+        // Room for an id: ``segments(for:)`` appends one without growing the array.
+        var path: [String] = []
+        path.reserveCapacity(2)
+        path.append(name)
+        return path
+    }
 
     /// The path segments of the entity with `id`: ``collectionPath`` + `"\(id)"`.
     ///
     /// Ids are rendered with `String(describing:)`: `42`, `"abc"`, a UUID's string.
+    @inlinable
     public func segments(for id: Entity.ID) -> [String] {
         var segments = collectionPath
         segments.reserveCapacity(segments.count + 1)
@@ -48,6 +56,7 @@ extension Repository {
 
     /// `String(describing: id)`, without the generic description machinery for the usual
     /// id types (an `Int` or a `String`), which costs more than the rest of the path.
+    @inlinable
     static func text(of id: Entity.ID) -> String {
         switch id {
         case let number as Int: return String(number)

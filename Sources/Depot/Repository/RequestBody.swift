@@ -89,6 +89,7 @@ public struct RequestBody: Sendable {
     /// parts written to a temporary file first (off the caller's thread), which is
     /// removed when the call ends. The body's `Content-Type` is set unless the request
     /// names one. The one way repositories and hypermedia clients attach a body.
+    @usableFromInline
     func send(
         _ request: BackendRequest, coding: JSONCoding, through backend: any Backend
     ) -> Future<BackendResponse, ServiceError> {

@@ -14,6 +14,18 @@ struct HTTPHeadersTests {
         #expect(!headers.contains("X-Total"))
     }
 
+    @Test func namesCompareByteForByteWithOnlyASCIILettersFolded() {
+        #expect("ETag".caseInsensitiveEquals("etag"))
+        #expect("X-Request-ID-Long-Name-Past-15".caseInsensitiveEquals("x-request-id-long-name-past-15"))
+        #expect(!"ETag".caseInsensitiveEquals("ETa"))
+        #expect(!"a-b".caseInsensitiveEquals("a\rb"))
+        #expect(!"[".caseInsensitiveEquals("{"))  // 0x5B | 0x20 == 0x7B, but neither is a letter
+        #expect("É".caseInsensitiveEquals("É"))
+        #expect(!"É".caseInsensitiveEquals("é"))  // not an ASCII letter
+        #expect(!"\u{E9}".caseInsensitiveEquals("e\u{301}"))  // canonically equal, other bytes
+        #expect("".caseInsensitiveEquals(""))
+    }
+
     @Test func subscriptSetReplacesEveryValue() {
         var headers = HTTPHeaders()
         headers.add("Accept", "text/html")

@@ -41,6 +41,12 @@ struct PathSegmentTests {
     @Test func joinAndRequestPath() {
         #expect(PathSegment.join(["users", "1", "posts"]) == "users/1/posts")
         #expect(PathSegment.join([]) == "")
+        #expect(PathSegment.join(["photos"]) == "photos")
+        #expect(PathSegment.join(["photos", ""]) == "photos/")
+        #expect(
+            PathSegment.join(["a-b._~1", "long-segment-past-fifteen-bytes", "42"])
+                == "a-b._~1/long-segment-past-fifteen-bytes/42")
+        #expect(PathSegment.join(["posts", ".", "1"]) == "posts/%2E/1")
         let request = BackendRequest(method: .delete, segments: ["users", "../admin"])
         #expect(request.path == "users/..%2Fadmin")
         #expect(request.method == .delete)

@@ -45,6 +45,24 @@ struct InMemoryConditionalGETTests {
         #expect(tags[0] != nil && tags[0] != tags[1])
     }
 
+    @Test func aRecordsStoredTagIsTheTagOfItsBodyAndHEADCarriesNone() async throws {
+        let backend = try Self.backend()
+        let one = try await backend.send(Self.get("posts/1")).value
+        #expect(one.headers["ETag"] == ConditionalGET.entityTag(for: one.body))
+        #expect(one.headers.values(for: "ETag").count == 1)
+        let embedded = try await backend.send(Self.get("posts/1?_embed=comments")).value
+        #expect(embedded.headers["ETag"] == ConditionalGET.entityTag(for: embedded.body))
+        let head = try await backend.send(BackendRequest(method: .head, path: "posts/1")).value
+        #expect(head.headers["ETag"] == nil)
+
+        _ = try await backend.send(
+            BackendRequest(method: .put, path: "posts/1", body: Data(#"{"title": "Replaced"}"#.utf8))
+        ).value
+        let replaced = try await backend.send(Self.get("posts/1")).value
+        #expect(replaced.headers["ETag"] == ConditionalGET.entityTag(for: replaced.body))
+        #expect(replaced.headers["ETag"] != one.headers["ETag"])
+    }
+
     @Test func aMatchingIfNoneMatchIsA304WithoutABody() async throws {
         let backend = try Self.backend()
         let tag = try #require(try await backend.send(Self.get("posts/1")).value.headers["ETag"])

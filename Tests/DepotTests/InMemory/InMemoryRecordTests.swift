@@ -154,6 +154,20 @@ struct InMemoryRecordTests {
         #expect(backend.requests.count == 1600)
     }
 
+    @Test("the request log keeps every request in order past its chunks of 1024, until cleared")
+    func longRequestLog() async throws {
+        let backend = InMemoryBackend(collections: ["posts"])
+        for index in 0..<2500 {
+            _ = await memorySend(backend, .get, "posts/\(index)")
+        }
+        let paths = backend.requests.map(\.path)
+        #expect(paths == (0..<2500).map { "posts/\($0)" })
+        backend.clearRequests()
+        #expect(backend.requests.isEmpty)
+        _ = await memorySend(backend, .get, "posts")
+        #expect(backend.requests.map(\.path) == ["posts"])
+    }
+
     @Test("lookups by id stay fast in a large collection")
     func largeCollection() async throws {
         let records = (1...100_000).map { #"{"id":\#($0),"n":\#($0 % 7)}"# }.joined(separator: ",")

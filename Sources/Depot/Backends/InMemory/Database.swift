@@ -32,8 +32,14 @@ final class Database {
 
     /// Resource names in order.
     private(set) var names: [String] = []
-    private var collections: [String: RecordCollection] = [:]
-    private var objects: [String: StoredRecord] = [:]
+    // Accessed under the store's lock only, never in overlapping accesses: without the
+    // dynamic exclusivity checks (a runtime call per access on every request).
+    @exclusivity(unchecked) private var collections: [String: RecordCollection] = [:]
+    @exclusivity(unchecked) private var objects: [String: StoredRecord] = [:]
+    /// The collection ``resource(_:)`` found last, by name: requests come in runs on one
+    /// collection, and comparing a short name costs less than hashing it. Cleared whenever
+    /// a name is bound anew.
+    @exclusivity(unchecked) private var lastCollection: (name: String, collection: RecordCollection)?
 
     init() {}
 
@@ -88,7 +94,11 @@ final class Database {
 
     /// The resource named `name`.
     func resource(_ name: String) -> Resource? {
-        if let collection = collections[name] { return .collection(collection) }
+        if let last = lastCollection, last.name == name { return .collection(last.collection) }
+        if let collection = collections[name] {
+            lastCollection = (name, collection)
+            return .collection(collection)
+        }
         return objects[name].map { .object($0) }
     }
 
@@ -220,6 +230,7 @@ final class Database {
     }
 
     private func set(_ name: String, _ resource: Resource) {
+        lastCollection = nil
         if collections[name] == nil && objects[name] == nil { names.append(name) }
         switch resource {
         case .collection(let collection):

@@ -16,13 +16,16 @@ final class InMemoryStore: @unchecked Sendable {
     }
 
     private let lock = NSRecursiveLock()
-    private var database: Database
-    private var log: [BackendRequest] = []
-    private var faults: [(remaining: Int, response: BackendResponse)] = []
-    private var routes: [Route] = []
-    private var base: BaseLocation
+    // Every access holds `lock`, and none overlaps another (each is a read or a write of its
+    // own; `routes` is iterated as a copy, so a handler may add routes): the dynamic
+    // exclusivity checks, a runtime call per access on every request, are left out.
+    @exclusivity(unchecked) private var database: Database
+    @exclusivity(unchecked) private var log = RequestLog()
+    @exclusivity(unchecked) private var faults: [(remaining: Int, response: BackendResponse)] = []
+    @exclusivity(unchecked) private var routes: [Route] = []
+    @exclusivity(unchecked) private var base: BaseLocation
     private var baseURLValue: URL
-    private var latencyValue: TimeInterval = 0
+    @exclusivity(unchecked) private var latencyValue: TimeInterval = 0
 
     init(database: Database, baseURL: URL) {
         self.database = database
@@ -54,10 +57,10 @@ final class InMemoryStore: @unchecked Sendable {
         set { locked { latencyValue = newValue } }
     }
 
-    var requests: [BackendRequest] { locked { log } }
+    var requests: [BackendRequest] { locked { log.requests } }
 
     func clearRequests() {
-        locked { log.removeAll() }
+        locked { log = RequestLog() }
     }
 
     func failNext(_ count: Int, response: BackendResponse) {
@@ -92,7 +95,7 @@ final class InMemoryStore: @unchecked Sendable {
                 return .answered(.failure(error))
             }
             if latencyValue > 0 { return .delayed(latencyValue) }
-            return .answered(answer(request, body: body))
+            return .answered(answerHoldingLock(request, body: body))
         }
     }
 
@@ -100,20 +103,26 @@ final class InMemoryStore: @unchecked Sendable {
     /// else json-server's behaviour, with json-server's `ETag` or `304` (``ConditionalGET``);
     /// classified by ``ServiceError/init(response:for:)``.
     func answer(_ request: BackendRequest, body: ParsedBody) -> Result<BackendResponse, ServiceError> {
-        locked {
-            var response: BackendResponse
-            if let fault = takeFault() {
-                response = fault
-            } else {
-                do throws(ServiceError) {
-                    response = try respond(request, body: body)
-                } catch {
-                    return .failure(error)
-                }
+        locked { answerHoldingLock(request, body: body) }
+    }
+
+    /// ``answer(_:body:)`` for a caller that holds the lock (taking it again, as the lock is
+    /// recursive, would cost a lock and an unlock more per request).
+    private func answerHoldingLock(_ request: BackendRequest, body: ParsedBody) -> Result<
+        BackendResponse, ServiceError
+    > {
+        var response: BackendResponse
+        if let fault = takeFault() {
+            response = fault
+        } else {
+            do throws(ServiceError) {
+                response = try respond(request, body: body)
+            } catch {
+                return .failure(error)
             }
-            if request.method == .head { response.body = Data() }
-            return ServiceError.check(ConditionalGET.apply(to: response, for: request), for: request)
         }
+        if request.method == .head { response.body = Data() }
+        return ServiceError.check(ConditionalGET.apply(to: response, for: request), for: request)
     }
 
     /// The answer to `request` from the routes or json-server, unclassified.
@@ -157,5 +166,38 @@ final class InMemoryStore: @unchecked Sendable {
         faults[0].remaining -= 1
         if faults[0].remaining <= 0 { faults.removeFirst() }
         return response
+    }
+}
+
+/// The requests an ``InMemoryStore`` received, in order: filled in chunks of a fixed size,
+/// so that logging a request never copies the requests before it (a single array would be
+/// copied to a new buffer, and its fresh pages touched, each time it doubles).
+struct RequestLog {
+    /// Requests per chunk: about 80 KB of them, which the allocator serves from its heap.
+    private static let chunkSize = 1024
+
+    /// The chunks before the last, each holding ``chunkSize`` requests.
+    private var full: [[BackendRequest]] = []
+    /// The last chunk, not yet full.
+    private var last: [BackendRequest] = []
+
+    /// Logs `request` after the others.
+    mutating func append(_ request: BackendRequest) {
+        if last.count == Self.chunkSize {
+            full.append(last)
+            last = []
+            last.reserveCapacity(Self.chunkSize)
+        }
+        last.append(request)
+    }
+
+    /// Every request logged, in order.
+    var requests: [BackendRequest] {
+        guard !full.isEmpty else { return last }
+        var all: [BackendRequest] = []
+        all.reserveCapacity(full.count * Self.chunkSize + last.count)
+        for chunk in full { all.append(contentsOf: chunk) }
+        all.append(contentsOf: last)
+        return all
     }
 }

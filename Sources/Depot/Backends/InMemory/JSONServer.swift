@@ -159,7 +159,13 @@ struct JSONServer {
         switch method {
         case .get, .head:
             guard let record = collection.record(id: id) else { throw .notFound }
-            if target.query.isEmpty { return Self.ok(record.bytes) }
+            if target.query.isEmpty {
+                var response = Self.ok(record.bytes)
+                // The tag ConditionalGET would compute from these bytes, kept with them (a
+                // `HEAD` answer carries none).
+                if method == .get, let tag = record.entityTag { response.headers["ETag"] = tag }
+                return response
+            }
             let query = ListQuery(target.query)
             let relations = Relations(
                 collection: name, embed: query.embed, expand: query.expand, database: database)

@@ -12,21 +12,28 @@ import Foundation
 /// kept in step with every write, so a filter or a sort compares values in place. Not
 /// thread-safe: the store's lock guards it.
 final class RecordCollection {
-    /// Where a record's bytes lie in the arena, and its id text; a hole has a negative count.
+    /// Where a record's bytes lie in the arena, its id text, and the `ETag` of its bytes (as
+    /// ``ConditionalGET`` computes it; 15 bytes kept inline, so a `GET` of the record does not
+    /// hash it); a hole has a negative count.
     private struct Slot {
         var start: Int
         var count: Int
         var idText: String?
+        var entityTag: String
 
         var isHole: Bool { count < 0 }
-        static let hole = Slot(start: 0, count: -1, idText: nil)
+        static let hole = Slot(start: 0, count: -1, idText: nil, entityTag: "")
     }
 
-    private var arena: [UInt8] = []
+    // The store's lock serializes every access, and no access to these overlaps another (each
+    // is a read or a write of its own, never held across a call that touches the same
+    // property): the dynamic exclusivity checks, a runtime call per access on every lookup,
+    // are left out.
+    @exclusivity(unchecked) private var arena: [UInt8] = []
     /// Bytes of the arena that no slot refers to any more.
     private var garbage = 0
-    private var slots: [Slot] = []
-    private var index: [String: Int] = [:]
+    @exclusivity(unchecked) private var slots: [Slot] = []
+    @exclusivity(unchecked) private var index = IDIndex()
     private var holes = 0
     private var numericMaximum: NumericMaximum?
     private var maximumIsStale = false
@@ -207,7 +214,7 @@ final class RecordCollection {
         let bytes = arena.withUnsafeBytes { raw in
             Data(UnsafeRawBufferPointer(rebasing: raw[place.start..<(place.start + place.count)]))
         }
-        return StoredRecord(bytes: bytes, idText: place.idText)
+        return StoredRecord(bytes: bytes, idText: place.idText, entityTag: place.entityTag)
     }
 
     /// The value at `path` in the record of `slot`; `nil` for a hole.
@@ -224,7 +231,8 @@ final class RecordCollection {
     private func store(_ bytes: UnsafeRawBufferPointer, idText: String?) -> Slot {
         let start = arena.count
         arena.append(contentsOf: bytes)
-        return Slot(start: start, count: bytes.count, idText: idText)
+        return Slot(
+            start: start, count: bytes.count, idText: idText, entityTag: ConditionalGET.entityTag(for: bytes))
     }
 
     private func append(_ bytes: UnsafeRawBufferPointer, members: [String: JSONValue]) {
@@ -392,5 +400,92 @@ struct FieldColumn {
     static func text(_ value: JSONValue?) -> String? {
         guard let value, value != .null else { return nil }
         return JSText.string(value)
+    }
+}
+
+/// The index from a record's id text to its slot.
+///
+/// Ids written as small non-negative integers in their canonical form (`0`, `1`, `42`, as
+/// json-server's ids usually are) are found by position in an array, with neither hashing
+/// nor probing; any other text (`"01"`, `"abc"`, an id too large for the array) is kept in
+/// a dictionary. The array grows only while it stays within about twice the number of ids it
+/// holds, so sparse ids cannot make it large.
+struct IDIndex {
+    /// For each number, its slot plus one; 0 when no record has that id.
+    private var numbered: [Int32] = []
+    /// How many entries of `numbered` are not 0.
+    private var numberedCount = 0
+    /// Every other id text.
+    private var texts: [String: Int] = [:]
+
+    /// The slot of the record whose id text is `id`; setting `nil` removes it.
+    subscript(id: String) -> Int? {
+        get {
+            if let number = Self.number(id), number < numbered.count, numbered[number] != 0 {
+                return Int(numbered[number]) - 1
+            }
+            return texts.isEmpty ? nil : texts[id]
+        }
+        set {
+            guard let number = Self.number(id), canHold(number, slot: newValue) else {
+                texts[id] = newValue
+                return
+            }
+            // An id kept as text while the array was too short moves to the array.
+            if !texts.isEmpty { texts[id] = nil }
+            if number >= numbered.count {
+                guard newValue != nil else { return }
+                grow(toHold: number)
+            }
+            let old = numbered[number]
+            let new = newValue.map { Int32($0 + 1) } ?? 0
+            numbered[number] = new
+            numberedCount += (new != 0 ? 1 : 0) - (old != 0 ? 1 : 0)
+        }
+    }
+
+    /// Removes `id` and returns its slot, if it had one.
+    mutating func removeValue(forKey id: String) -> Int? {
+        let slot = self[id]
+        if slot != nil { self[id] = nil }
+        return slot
+    }
+
+    /// Removes every id.
+    mutating func removeAll(keepingCapacity: Bool) {
+        if keepingCapacity {
+            for position in numbered.indices { numbered[position] = 0 }
+        } else {
+            numbered = []
+        }
+        numberedCount = 0
+        texts.removeAll(keepingCapacity: keepingCapacity)
+    }
+
+    /// Whether the array holds `number` (or may grow to): within its bounds, or within about
+    /// twice the ids it holds; and a slot it can store.
+    private func canHold(_ number: Int, slot: Int?) -> Bool {
+        if let slot, slot >= Int(Int32.max) - 1 { return false }
+        return number < numbered.count || number <= 2 * numberedCount + 1024
+    }
+
+    /// Lengthens the array to hold `number`, at least doubling it.
+    private mutating func grow(toHold number: Int) {
+        let length = max(number + 1, min(numbered.count * 2, 2 * numberedCount + 1025))
+        numbered.append(contentsOf: repeatElement(0, count: length - numbered.count))
+    }
+
+    /// The value of `text` when it is a canonical non-negative integer of at most nine
+    /// digits (`0`, or a digit 1–9 followed by digits), else `nil`.
+    static func number(_ text: String) -> Int? {
+        let bytes = text.utf8
+        guard let first = bytes.first, bytes.count <= 9 else { return nil }
+        if first == UInt8(ascii: "0") { return bytes.count == 1 ? 0 : nil }
+        var value = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
     }
 }

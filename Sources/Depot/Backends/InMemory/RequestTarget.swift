@@ -20,8 +20,8 @@ struct RequestTarget {
     /// - Throws: ``ServiceError/invalidRequest(_:)`` for an absolute URL of another
     ///   origin, or one that does not parse.
     static func parse(_ request: BackendRequest, base: BaseLocation) throws(ServiceError) -> RequestTarget? {
-        if isPlainRelative(request.path) {
-            return RequestTarget(segments: split(Substring(request.path)), query: request.query)
+        if let segments = plainRelativeSegments(request.path) {
+            return RequestTarget(segments: segments, query: request.query)
         }
         var reference = Substring(request.path)
         if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
@@ -58,41 +58,50 @@ struct RequestTarget {
     /// segment is decoded on its own, after the split.
     private static func split(_ path: Substring) -> [String] {
         var path = path
-        return path.withUTF8 { bytes in
-            var end = bytes.count
-            if end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
-            guard end > 0 else { return [] }
-            var segments: [String] = []
-            var start = 0
-            var encoded = false
-            // Split on the bytes: `/` and `%` are ASCII, so every piece is whole UTF-8.
-            for index in 0...end {
-                if index == end || bytes[index] == UInt8(ascii: "/") {
-                    let segment = String(
-                        decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                    segments.append(encoded ? PathSegment.decode(segment) : segment)
-                    start = index + 1
-                    encoded = false
-                } else if bytes[index] == UInt8(ascii: "%") {
-                    encoded = true
-                }
-            }
-            return segments
-        }
+        return path.withUTF8 { split($0) }
     }
 
-    /// Whether `path` is relative with no query, fragment or scheme (`posts/1`), the
-    /// common case that needs no further parsing.
-    private static func isPlainRelative(_ path: String) -> Bool {
-        var first = true
-        for byte in path.utf8 {
-            switch byte {
-            case UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: ":"): return false
-            case UInt8(ascii: "/") where first: return false
-            default: first = false
+    /// The decoded segments of the bytes of a relative path, as for a `Substring`.
+    private static func split(_ bytes: UnsafeBufferPointer<UInt8>) -> [String] {
+        var end = bytes.count
+        if end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        guard end > 0 else { return [] }
+        // Sized once: a request for one record would otherwise grow the array twice.
+        var slashes = 0
+        for index in 0..<end where bytes[index] == UInt8(ascii: "/") { slashes += 1 }
+        var segments: [String] = []
+        segments.reserveCapacity(slashes + 1)
+        var start = 0
+        var encoded = false
+        // Split on the bytes: `/` and `%` are ASCII, so every piece is whole UTF-8.
+        for index in 0...end {
+            if index == end || bytes[index] == UInt8(ascii: "/") {
+                let segment = String(
+                    decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                segments.append(encoded ? PathSegment.decode(segment) : segment)
+                start = index + 1
+                encoded = false
+            } else if bytes[index] == UInt8(ascii: "%") {
+                encoded = true
             }
         }
-        return true
+        return segments
+    }
+
+    /// The decoded segments of `path` when it is relative with no query, fragment or
+    /// scheme (`posts/1`), the common case that needs no further parsing; else `nil`.
+    private static func plainRelativeSegments(_ path: String) -> [String]? {
+        var path = path
+        return path.withUTF8 { bytes -> [String]? in
+            for (offset, byte) in bytes.enumerated() {
+                switch byte {
+                case UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: ":"): return nil
+                case UInt8(ascii: "/") where offset == 0: return nil
+                default: break
+                }
+            }
+            return split(bytes)
+        }
     }
 
     /// Whether `path` starts with an RFC 3986 scheme (`http:`).

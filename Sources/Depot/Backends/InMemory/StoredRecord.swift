@@ -9,6 +9,9 @@ struct StoredRecord {
     var bytes: Data
     /// `id.toString()`, json-server's key for the record; `nil` without an id.
     var idText: String?
+    /// The `ETag` of `bytes` when the store kept it with them (``ConditionalGET`` computes
+    /// the same from the bytes); `nil` when not known.
+    var entityTag: String?
 
     /// A record whose bytes are written from `members`.
     init(members: [String: JSONValue]) {
@@ -20,10 +23,11 @@ struct StoredRecord {
         self.init(bytes: bytes, idText: JSText.idText(members["id"]))
     }
 
-    /// A record from bytes the store holds, and its id text.
-    init(bytes: Data, idText: String?) {
+    /// A record from bytes the store holds, its id text, and the tag of its bytes if known.
+    init(bytes: Data, idText: String?, entityTag: String? = nil) {
         self.bytes = bytes
         self.idText = idText
+        self.entityTag = entityTag
     }
 
     /// The record's members, parsed from its bytes: each call parses, so read them once
