@@ -1,3 +1,4 @@
+import DepotBackendConformance
 import Foundation
 import Testing
 
@@ -344,7 +345,7 @@ import Testing
 
     /// A file of `megabytes` pseudo-random megabytes, written a megabyte at a time.
     private func largeFile(_ url: URL, megabytes: Int, seed: UInt64) throws -> URL {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
