@@ -127,9 +127,9 @@ public struct ConformanceCheck: Sendable, CustomTestStringConvertible {
     public var testDescription: String { name }
 }
 
-/// The shared network suites besides ``FaultMatrix``: redirects, authentication and
-/// paging over real HTTP (httpbin and the DRF app that `bash scripts/test` starts).
+/// The shared network suites besides ``FaultMatrix``: redirects, authentication, paging
+/// and transport (cancellation, compression, uploads from files) over real HTTP (httpbin and the DRF app that `bash scripts/test` starts).
 public enum NetworkConformance {
-    /// Every check: ``redirects``, ``authentication`` and ``paging``.
-    public static var all: [ConformanceCheck] { redirects + authentication + paging }
+    /// Every check: ``redirects``, ``authentication``, ``paging`` and ``transport``.
+    public static var all: [ConformanceCheck] { redirects + authentication + paging + transport }
 }

@@ -13,7 +13,7 @@ import NIOPosix
 // on the same loopback server (scripts/servers/bench_server.py), in one process:
 //
 //   bash scripts/bench --ahc                 # from the repository's root
-//   depot-ahc-benchmarks --base-url URL [--rounds N] [--filter TEXT] [--nio-executor]
+//   depot-ahc-benchmarks --base-url URL [--rounds N] [--filter TEXT] [--nio-executor] [--connections N]
 //
 // Each case runs a warm-up, then rounds that time one sample of each of the three sides in
 // an order that rotates from round to round (A B C, B C A, C A B, …), and reports the median
@@ -192,6 +192,7 @@ var baseURLText: String?
 var roundsOverride: Int?
 var filter: String?
 var nioExecutor = false
+var connections = 16
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
@@ -199,8 +200,11 @@ while let argument = arguments.next() {
     case "--rounds": roundsOverride = arguments.next().flatMap(Int.init)
     case "--filter": filter = arguments.next()
     case "--nio-executor": nioExecutor = true
+    case "--connections": connections = arguments.next().flatMap(Int.init) ?? connections
     default:
-        print("usage: depot-ahc-benchmarks --base-url URL [--rounds N] [--filter TEXT] [--nio-executor]")
+        print(
+            "usage: depot-ahc-benchmarks --base-url URL [--rounds N] [--filter TEXT] [--nio-executor] [--connections N]"
+        )
         exit(2)
     }
 }
@@ -217,9 +221,11 @@ if nioExecutor {
 
 // One client for Depot and the hand-written AHC side: the same connection pool and
 // configuration, so that the ratio is what Depot adds.
-let client = HTTPClient(
-    eventLoopGroup: NIOSingletons.posixEventLoopGroup,
-    configuration: AsyncHTTPClientBackend.recommendedConfiguration())
+// The pool allows as many connections as requests in flight (`--connections N`, default 16;
+// AsyncHTTPClient's default is 8), as a server that sends 16 at a time would configure it.
+var configuration = AsyncHTTPClientBackend.recommendedConfiguration()
+configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
+let client = HTTPClient(eventLoopGroup: NIOSingletons.posixEventLoopGroup, configuration: configuration)
 let backend = AsyncHTTPClientBackend(baseURL: baseURL, client: client)
 let photos = PhotoRepository(backend: backend)
 let handAHC = HandWrittenAHC(client: client, baseURL: baseURLText)

@@ -55,6 +55,12 @@ import NIOPosix
 /// Depot's. The backend sends no `Accept-Encoding` of its own on such a client (it cannot
 /// tell whether the client decompresses); set one in ``headers`` when it does.
 ///
+/// **Threads.** Completions run on the SwiftNIO event loop that finished the request (so a
+/// repository decodes there): cheap for ordinary bodies, and what lets an app that runs Swift
+/// concurrency on SwiftNIO's event loops avoid any thread hop. Hop with
+/// ``Depot/Future/receive(on:)`` before heavy work in a completion handler; `await` callers
+/// resume on their own executor.
+///
 /// **Transfers.** A ``Depot/BackendRequest/bodyFile`` is streamed from disk, never read
 /// whole, with upload progress. A download (``Depot/BackendRequest/destination``) is
 /// answered in memory, within ``maximumResponseBytes``, with its download progress, and

@@ -153,7 +153,8 @@ final class Exchange: Cancellable, Sendable {
         }
         timer?.cancel()
         guard let promise else { return }
-        if let ending { promise(.failure(ending)) } else { promise(outcome) }
+        let result = ending.map { .failure($0) } ?? outcome
+        promise(result)
     }
 
     /// Ends the request for `reason` unless it ended already.

@@ -45,4 +45,8 @@ extension BackendUnderTest {
     @Test(arguments: NetworkConformance.paging) func paging(_ check: ConformanceCheck) async throws {
         try await check.run(on: .asyncHTTPClient)
     }
+
+    @Test(arguments: NetworkConformance.transport) func transport(_ check: ConformanceCheck) async throws {
+        try await check.run(on: .asyncHTTPClient)
+    }
 }
