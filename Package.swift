@@ -16,12 +16,18 @@ let package = Package(
         .library(name: "Depot", targets: ["Depot"]),
         // Reads and writes that survive the network, stored in SQLite: `import DepotOffline`.
         .library(name: "DepotOffline", targets: ["DepotOffline"]),
+        // The backend-agnostic network suites (fault matrix, redirects, auth, paging), for the
+        // test target of any Backend: `import DepotBackendConformance` (it imports Testing).
+        .library(name: "DepotBackendConformance", targets: ["DepotBackendConformance"]),
     ],
     targets: [
         .target(name: "Depot"),
         // The system's SQLite (a system library, not a package dependency).
         .systemLibrary(name: "CSQLite", pkgConfig: sqlitePkgConfig, providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "DepotOffline", dependencies: ["Depot", "CSQLite"]),
+        // The network suites every backend passes, parameterized by a backend factory; run by
+        // DepotTests on URLSessionBackend and by Integrations/DepotAsyncHTTPClient on its backend.
+        .target(name: "DepotBackendConformance", dependencies: ["Depot"]),
         // Generated JSONPlaceholder-shaped data for the examples, tests and benchmarks.
         .target(name: "DepotFixtures"),
         .executableTarget(
@@ -59,7 +65,7 @@ let package = Package(
             path: "Tests/CrashSafety",
             exclude: ["README.md"]
         ),
-        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures"]),
+        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures", "DepotBackendConformance"]),
         .testTarget(
             name: "DepotOfflineTests",
             // The crash-safety test runs the child, so a test build builds it too.

@@ -70,50 +70,6 @@ func boundedWait<T: Sendable>(_ seconds: Double, _ operation: @escaping @Sendabl
     }
 }
 
-/// The outcomes of `count` requests sent through `backend` at once (`request(1)` …
-/// `request(count)`), in the order they ended; empty when they took over `seconds`.
-func sendConcurrently(
-    _ count: Int, through backend: any Backend, within seconds: Double = 10,
-    _ request: @escaping @Sendable (Int) -> BackendRequest
-) async -> [Result<BackendResponse, ServiceError>] {
-    await boundedWait(seconds) {
-        await withTaskGroup(of: Result<BackendResponse, ServiceError>.self) { group in
-            for index in 1...count {
-                group.addTask { await backend.send(request(index)).result }
-            }
-            return await group.reduce(into: [Result<BackendResponse, ServiceError>]()) { $0.append($1) }
-        }
-    } ?? []
-}
-
-/// An app that starts signed out and gets its first access token from the bearer
-/// middleware's `refresh` (with a refresh credential it holds, or by signing in lazily).
-actor SignedOutSession {
-    /// The token to send: none until a refresh issued one.
-    private(set) var accessToken: String?
-    /// What each refresh was given: the rejected token, or `nil` for none.
-    private(set) var refreshes: [String?] = []
-    private let issued: String
-
-    init(issuing token: String) {
-        issued = token
-    }
-
-    /// Issues the token and keeps it where ``accessToken`` reads it.
-    func refresh(replacing rejected: String?) async throws -> String {
-        refreshes.append(rejected)
-        accessToken = issued
-        return issued
-    }
-
-    /// The bearer middleware over this session.
-    nonisolated var middleware: BearerAuthMiddleware {
-        .bearer(
-            token: { await self.accessToken },
-            refresh: { rejected in try await self.refresh(replacing: rejected) })
-    }
-}
-
 /// A future started now whose outcome a test awaits later, with a bound.
 final class StartedFuture<Value: Sendable>: Sendable {
     private let outcome = Locked<Result<Value, ServiceError>?>(nil)

@@ -1,4 +1,5 @@
 import Depot
+import DepotBackendConformance
 import Foundation
 import Testing
 

@@ -1,3 +1,4 @@
+import DepotBackendConformance
 import Foundation
 import Testing
 

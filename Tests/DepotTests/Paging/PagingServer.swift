@@ -1,39 +1,7 @@
 import Depot
+import DepotBackendConformance
 import Foundation
 import Testing
-
-/// The paging conventions the DRF test app serves, answered in process: an
-/// InMemoryBackend seeded with the 100 posts whose `GET /posts` is a route that pages
-/// the way the DRF app's `/link/posts`, `/grape/posts`, `/cursor/posts`, `/v1/posts`
-/// and `/drf/posts` do (`.jsonServer` is InMemoryBackend's own behaviour).
-enum ServedStyle: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case jsonServer, linkHeader, grape, envelope, jsonServerV1, cursor
-
-    /// What a repository for this server says in its `pagination` line.
-    var pagination: Pagination {
-        switch self {
-        case .jsonServer: .jsonServer
-        case .linkHeader: .linkHeader
-        case .grape: .grape
-        case .envelope: .envelope
-        case .jsonServerV1: .jsonServerV1
-        case .cursor: .cursor
-        }
-    }
-
-    /// Whether pages can be asked for by number.
-    var isNumbered: Bool { self != .cursor }
-
-    var testDescription: String { rawValue }
-}
-
-/// A post repository whose only knob is its `pagination` line.
-struct StyledPostRepository: PagedRepository {
-    typealias Entity = Post
-    let backend: any Backend
-    let name = "posts"
-    let pagination: Pagination
-}
 
 enum PagingServer {
     /// A backend that serves the seeded posts in `style`.

@@ -66,7 +66,7 @@ struct UpdatableTests {
             return
         }
         #expect(failure.codingPath == "title")
-        #expect(failure.type == "Post")
+        #expect(failure.type == String(describing: Post.self))
     }
 
     @Test("patch(entity, with:) sends PATCH /posts/:id of the entity with only the changes")

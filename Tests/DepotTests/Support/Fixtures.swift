@@ -1,14 +1,11 @@
 import Depot
+import DepotBackendConformance
 
 // The posts and users every folder's tests read: in memory and from the DRF app.
 
-/// A post as JSONPlaceholder serves it.
-struct Post: Codable, Identifiable, Sendable, Equatable {
-    var id: Int
-    var userId: Int
-    var title: String
-    var body: String
-}
+/// A post as JSONPlaceholder serves it: the shared suites' post, so that the paging tests
+/// in memory and over HTTP read the same type.
+typealias Post = ServedPost
 
 /// A post without an id, for `create(_ draft:)`.
 struct NewPost: Encodable, Sendable {

@@ -22,8 +22,9 @@ import Foundation
 /// because all its state is immutable or behind its lock (`@unchecked` only because a
 /// class that can be subclassed cannot be checked).
 class TaskDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    /// The headers that carry credentials and stay with their origin.
-    static let credentialHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+    /// The headers that carry credentials and stay with their origin: the shared
+    /// ``HTTPRedirectRule/credentialHeaders``.
+    static var credentialHeaders: [String] { HTTPRedirectRule.credentialHeaders }
 
     private let start: Start
     /// Whether a redirect left the first origin, and the 401 of a cancelled challenge.

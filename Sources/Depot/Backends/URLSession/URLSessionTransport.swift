@@ -225,20 +225,6 @@ struct URLSessionTransport: Backend {
     }
 }
 
-extension ServiceError {
-    /// The failure of a response whose body passed `limit` bytes (`declared`: the
-    /// `Content-Length` that said so before any of it arrived).
-    static func responseTooLarge(limit: Int, declared: Int64?) -> ServiceError {
-        let description =
-            if let declared {
-                "The response declares a body of \(declared) bytes, more than the limit of \(limit) bytes (maximumResponseBytes)."
-            } else {
-                "The response body grew past the limit of \(limit) bytes (maximumResponseBytes); the rest was not read."
-            }
-        return .transport(code: URLError.Code.dataLengthExceedsMaximum.rawValue, description: description)
-    }
-}
-
 /// A session, invalidated when the backend that created it goes away.
 final class SessionBox: Sendable {
     let session: URLSession

@@ -1,0 +1,241 @@
+import Foundation
+
+/// What every HTTP backend sends for a ``BackendRequest``, worked out once for one base
+/// URL and its default headers: the absolute URL, the method, the header fields with
+/// their defaults, and the body. ``URLSessionBackend`` builds its `URLRequest` from it;
+/// a backend on another HTTP client (such as `AsyncHTTPClientBackend` of the
+/// `DepotAsyncHTTPClient` package) should too, so that the same request goes out the
+/// same way, and fails the same way before it goes out, whichever client sends it.
+///
+/// ```swift
+/// let preparation = HTTPRequestPreparation(baseURL: api, headers: ["X-Client": "1"])
+/// let prepared = try preparation.prepare(BackendRequest(path: "posts/1"))
+/// // prepared.url == https://api.example.com/v1/posts/1, prepared.method == .get,
+/// // prepared.headers: Accept: application/json, X-Client: 1
+/// ```
+///
+/// **URL.** A request's path is resolved against ``baseURL`` like a relative
+/// reference: `posts/1` on `https://host/api/v1` (with or without the trailing slash) is
+/// `https://host/api/v1/posts/1`; a path that starts with `/` is taken from the origin's
+/// root; an absolute URL is accepted only on the base URL's origin (scheme, host, port).
+/// Query items are percent-encoded per RFC 3986.
+///
+/// **Headers.** `Accept: application/json` (`*/*` for a download), then ``headers``,
+/// then the request's own fields, which win. A request with a body and no
+/// `Content-Type` gets `application/json` (`application/octet-stream` for a
+/// ``BackendRequest/bodyFile``).
+///
+/// **Refusals.** What ``BackendRequest/validate()`` refuses, an unsafe default header, a
+/// base URL that is not `http` or `https` with a host, a path on another origin and a URL
+/// that does not parse all throw ``ServiceError/invalidRequest(_:)`` before anything is
+/// sent.
+public struct HTTPRequestPreparation: Sendable {
+    /// The URL relative paths are resolved against.
+    public let baseURL: URL
+    /// The header fields sent with every request, unless the request sets the same name.
+    public let headers: HTTPHeaders
+    /// `baseURL` taken apart once, not on every request; `nil` when it is not an
+    /// `http` or `https` URL with a host.
+    private let base: BaseURL?
+    /// The first of ``headers`` that must not be sent, checked once: every request
+    /// fails while there is one.
+    private let unsafeDefault: HTTPHeaders.Field?
+
+    /// A preparation for requests to `baseURL` carrying `headers` by default.
+    public init(baseURL: URL, headers: HTTPHeaders = [:]) {
+        self.baseURL = baseURL
+        self.headers = headers
+        self.base = BaseURL(baseURL)
+        self.unsafeDefault = headers.firstUnsafeField
+    }
+
+    /// The request to send for `request`: checked, resolved and with its defaults.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` for what
+    ///   ``BackendRequest/validate()`` refuses, an unsafe default header, a base URL
+    ///   that is not `http` or `https`, a path on another origin, or a URL that does not
+    ///   parse.
+    public func prepare(_ request: BackendRequest) throws(ServiceError) -> PreparedHTTPRequest {
+        try request.validate()
+        if let unsafeDefault { throw BackendRequest.unsafeField(unsafeDefault) }
+        let url = try url(for: request)
+        // A download takes whatever the resource is; everything else is read as JSON.
+        var fields: HTTPHeaders = ["Accept": request.destination == nil ? "application/json" : "*/*"]
+        fields.merge(headers)
+        fields.merge(request.headers)
+        if request.bodyMediaType != nil, !fields.contains("Content-Type") {
+            fields["Content-Type"] = request.defaultContentType
+        }
+        return PreparedHTTPRequest(
+            url: url, method: request.method, headers: fields, body: request.body ?? Data(),
+            bodyFile: request.bodyFile)
+    }
+
+    /// The absolute URL for `request`: its path resolved against ``baseURL``, then its
+    /// query items, encoded per RFC 3986 (everything but unreserved characters is
+    /// percent-encoded).
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` for a base URL that is not `http` or
+    ///   `https` with a host, an absolute path on another origin, or a URL that does not
+    ///   parse.
+    public func url(for request: BackendRequest) throws(ServiceError) -> URL {
+        guard let base else {
+            throw .invalidRequest(
+                "the base URL \(baseURL.absoluteString) is not an http or https URL with a host")
+        }
+        let encoded = QueryEncoding.encode(request.query)
+        let target: String
+        var query = ""
+        if Self.isPlainRelative(request.path) {
+            // The common case (`posts/1`): no query, fragment, scheme or leading slash.
+            target = base.directory + request.path
+            query = encoded
+        } else {
+            target = try resolvedTarget(request.path, base: base, query: &query)
+            if !encoded.isEmpty { query = query.isEmpty ? encoded : query + "&" + encoded }
+        }
+        let string = query.isEmpty ? target : target + "?" + query
+        guard let url = URL(string: string), url.host != nil else {
+            // The query stays out of the message: it may carry a token.
+            throw .invalidRequest("\(QueryString.withoutQuery(string).prefix(200)) is not a valid URL")
+        }
+        return url
+    }
+
+    /// The URL, without a query, of a path that is not plain relative; the query string
+    /// the path itself carried goes to `query`.
+    private func resolvedTarget(_ fullPath: String, base: BaseURL, query: inout String) throws(ServiceError)
+        -> String
+    {
+        var reference = Substring(fullPath)
+        if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
+        var path = reference
+        if let mark = reference.firstIndex(of: "?") {
+            path = reference[..<mark]
+            query = String(reference[reference.index(after: mark)...])
+        }
+        let target: String
+        if path.hasPrefix("//") || Self.hasScheme(path) {
+            let absolute = path.hasPrefix("//") ? base.scheme + ":" + path : String(path)
+            guard let url = URL(string: absolute), let origin = Origin(url), origin == base.origin else {
+                throw .invalidRequest(
+                    "\(absolute.prefix(200)) is not on the backend's origin \(base.originPrefix)")
+            }
+            target = absolute
+        } else if path.hasPrefix("/") {
+            target = base.originPrefix + path
+        } else {
+            target = base.directory + path
+        }
+        return target
+    }
+
+    /// Whether `path` is relative with no query, fragment or scheme and no leading `/`
+    /// (`posts/1`), so that it only needs appending to the base.
+    private static func isPlainRelative(_ path: String) -> Bool {
+        guard path.utf8.first != UInt8(ascii: "/") else { return false }
+        return !path.utf8.contains { byte in
+            byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: ":")
+        }
+    }
+
+    /// Whether `path` starts with an RFC 3986 scheme (`http:`, `https:`, …).
+    private static func hasScheme(_ path: Substring) -> Bool {
+        guard let colon = path.firstIndex(of: ":"), let first = path.first, first.isASCII, first.isLetter
+        else { return false }
+        return path[..<colon].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+}
+
+/// A request as it goes out on the wire, made by ``HTTPRequestPreparation/prepare(_:)``:
+/// an absolute URL, a method, every header field (defaults included) and the body.
+public struct PreparedHTTPRequest: Sendable, Equatable {
+    /// The absolute `http` or `https` URL, query included.
+    public var url: URL
+    /// The method.
+    public var method: HTTPMethod
+    /// Every header field to send, in order; a name may repeat (send each value, or
+    /// join them with `, `).
+    public var headers: HTTPHeaders
+    /// The body in memory; empty for none.
+    public var body: Data
+    /// The file to stream the body from instead (``BackendRequest/bodyFile``), or `nil`.
+    public var bodyFile: URL?
+
+    /// A request with these parts.
+    public init(url: URL, method: HTTPMethod, headers: HTTPHeaders, body: Data = Data(), bodyFile: URL? = nil)
+    {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.bodyFile = bodyFile
+    }
+}
+
+/// The parts of a base URL that paths are resolved against.
+struct BaseURL: Sendable {
+    /// `http` or `https`, lowercased.
+    let scheme: String
+    /// Everything before the path: `https://api.example.com:8443`.
+    let originPrefix: String
+    /// The origin prefix and the base path, ending in `/`: `https://h/api/v1/`.
+    let directory: String
+    /// The base URL's origin.
+    let origin: Origin
+
+    /// Reads `url`, or returns `nil` when it is not an `http` / `https` URL with a host.
+    init?(_ url: URL) {
+        guard let origin = Origin(url) else { return nil }
+        let absolute = url.absoluteString
+        guard let separator = absolute.range(of: "://") else { return nil }
+        let afterScheme = absolute[separator.upperBound...]
+        let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? absolute.endIndex
+        let rest = absolute[authorityEnd...]
+        let basePath = rest.prefix { $0 != "?" && $0 != "#" }
+        self.scheme = origin.scheme
+        self.origin = origin
+        self.originPrefix = String(absolute[..<authorityEnd])
+        self.directory = originPrefix + basePath + (basePath.hasSuffix("/") ? "" : "/")
+    }
+}
+
+/// An RFC 6454 origin: scheme, host and port, compared without regard to case.
+struct Origin: Sendable, Hashable {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    /// The origin of an `http` or `https` URL with a host; `nil` for any other URL.
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty
+        else { return nil }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+}
+
+/// Query strings encoded per RFC 3986, stricter than `URLComponents`.
+enum QueryEncoding {
+    /// `name=value` pairs joined with `&`; a `nil` value gives a bare `name`. Names and
+    /// values keep only unreserved characters, so `+`, `&`, `=`, `/`, `?` and spaces
+    /// are all percent-encoded and reach the server as they were.
+    static func encode(_ items: [URLQueryItem]) -> String {
+        items.map { item in
+            let name = component(item.name)
+            guard let value = item.value else { return name }
+            return name + "=" + component(value)
+        }
+        .joined(separator: "&")
+    }
+
+    /// Percent-encodes everything but RFC 3986 unreserved characters.
+    static func component(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}
