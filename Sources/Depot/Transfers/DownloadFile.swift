@@ -3,7 +3,8 @@ import Foundation
 /// The file of one attempt at a download: the one place that decides where a
 /// download's bytes go, when an earlier attempt's bytes may be resumed, and when the
 /// file is moved into place. Every backend writes downloads through it, so they all
-/// keep and remove partial files the same way (see ``DownloadDestination``).
+/// keep and remove partial files the same way (see ``DownloadDestination``); a backend of
+/// your own that streams a request's ``BackendRequest/destination`` uses it too.
 ///
 /// A backend creates it when the attempt starts, adds ``resumeFields`` to the request
 /// when it can continue a file, calls ``begin(status:headers:declaredLength:)`` when a
@@ -18,11 +19,11 @@ import Foundation
 /// write the same bytes). Any other attempt writes a partial file of its own
 /// (`<name>.depot-partial-<random>`), so concurrent plain downloads of one file never
 /// meet: the last to finish is the file.
-final class DownloadFile: Sendable {
+public final class DownloadFile: Sendable {
     /// The destination, as the request gave it.
-    let destination: DownloadDestination
+    public let destination: DownloadDestination
     /// The bytes of an earlier attempt to resume from (0 for none).
-    let resumeOffset: Int64
+    public let resumeOffset: Int64
     /// The earlier attempt's validator, sent as `If-Range`.
     private let resumeValidator: String?
     private let partial: URL
@@ -56,7 +57,7 @@ final class DownloadFile: Sendable {
     /// - Throws: ``ServiceError/invalidRequest(_:)`` when the destination is not a
     ///   `file:` URL or is a folder, its folder cannot be created, or another resumable
     ///   download is writing it.
-    init(_ destination: DownloadDestination) throws(ServiceError) {
+    public init(_ destination: DownloadDestination) throws(ServiceError) {
         try destination.validate()
         let file = destination.file
         let folder = file.deletingLastPathComponent()
@@ -98,7 +99,7 @@ final class DownloadFile: Sendable {
     /// identity` for a resumable download (ranges address the stored bytes only when
     /// they are not compressed); empty otherwise. A backend that cannot write the rest
     /// into this file (one whose platform writes downloads itself) sends none of them.
-    var resumeFields: [HTTPHeaders.Field] {
+    public var resumeFields: [HTTPHeaders.Field] {
         var fields: [HTTPHeaders.Field] = []
         if destination.resumable { fields.append(.init(name: "Accept-Encoding", value: "identity")) }
         if resumeOffset > 0, let resumeValidator {
@@ -115,7 +116,7 @@ final class DownloadFile: Sendable {
     ///
     /// - Throws: ``ServiceError/transport(code:description:)`` when a `206` does not
     ///   continue the file, or the partial file cannot be written.
-    func begin(status: Int, headers: HTTPHeaders, declaredLength: Int64?) throws(ServiceError)
+    public func begin(status: Int, headers: HTTPHeaders, declaredLength: Int64?) throws(ServiceError)
         -> TransferProgress
     {
         var offset: Int64 = 0
@@ -173,7 +174,7 @@ final class DownloadFile: Sendable {
     ///
     /// - Throws: ``ServiceError/transport(code:description:)`` when the disk refuses it
     ///   (the partial file is then discarded when the attempt ends).
-    func write(_ data: Data) throws(ServiceError) -> Int64 {
+    public func write(_ data: Data) throws(ServiceError) -> Int64 {
         let outcome: Result<Int64, any Error> = state.withLock { state in
             guard let handle = state.handle else { return .success(state.written) }
             do {
@@ -198,7 +199,7 @@ final class DownloadFile: Sendable {
     ///   `URLError.Code.networkConnectionLost` when fewer bytes arrived than the answer
     ///   declared (the partial file is kept for a resumable download), or when the file
     ///   cannot be moved.
-    func finish() throws(ServiceError) -> URL {
+    public func finish() throws(ServiceError) -> URL {
         let (written, expected, checksLength) = state.withLock { state in
             try? state.handle?.close()
             state.handle = nil
@@ -219,7 +220,7 @@ final class DownloadFile: Sendable {
     /// another volume.
     ///
     /// - Throws: ``ServiceError/transport(code:description:)`` when it cannot be moved.
-    func adopt(_ complete: URL) throws(ServiceError) -> URL {
+    public func adopt(_ complete: URL) throws(ServiceError) -> URL {
         try moveIntoPlace(complete)
     }
 
@@ -270,12 +271,13 @@ final class DownloadFile: Sendable {
     }
 
     /// Ends an attempt that did not complete. A resumable download keeps its bytes and
-    /// validator for a later attempt unless `error` says they are of no more use (see
-    /// ``keepsPartial(after:)``); any other partial file is removed. Without an error (an
+    /// validator for a later attempt unless `error` says they are of no more use (the
+    /// caller cancelled; the answer was 404, 410, 412 or 416; the request was invalid);
+    /// any other partial file is removed. Without an error (an
     /// answer with no body to write, such as a `304`) what is on disk stays as it was;
     /// `discarding` (a bad range, a file that cannot be written) always removes it. Once
     /// the attempt is released, a later call does nothing.
-    func abandon(after error: ServiceError?, discarding: Bool = false) {
+    public func abandon(after error: ServiceError?, discarding: Bool = false) {
         let (released, broken) = state.withLock { state in
             try? state.handle?.close()
             state.handle = nil

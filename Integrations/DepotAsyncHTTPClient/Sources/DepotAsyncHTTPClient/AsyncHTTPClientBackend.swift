@@ -62,10 +62,11 @@ import NIOPosix
 /// resume on their own executor.
 ///
 /// **Transfers.** A ``Depot/BackendRequest/bodyFile`` is streamed from disk, never read
-/// whole, with upload progress. A download (``Depot/BackendRequest/destination``) is
-/// answered in memory, within ``maximumResponseBytes``, with its download progress, and
-/// written to its destination by ``Depot/Backend/download(_:)`` (partial file, then a
-/// move into place); resuming a cut download is `URLSessionBackend`'s alone for now.
+/// whole, with upload progress. A download (``Depot/BackendRequest/destination``) streams
+/// its 2xx body into a ``Depot/DownloadFile`` (a partial file, moved into place when
+/// complete; ``maximumResponseBytes`` does not apply to it), with download progress, and a
+/// resumable one continues a cut transfer with `Range`/`If-Range`, as on
+/// `URLSessionBackend`.
 public struct AsyncHTTPClientBackend: Backend {
     /// The URL relative paths are resolved against, such as `https://api.example.com/v1/`.
     public let baseURL: URL

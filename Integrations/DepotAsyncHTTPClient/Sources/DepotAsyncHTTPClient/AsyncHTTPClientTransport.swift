@@ -15,15 +15,22 @@ struct AsyncHTTPClientTransport: Backend {
     func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
         let transport = self
         return Future { completion in
-            let prepared: PreparedHTTPRequest
+            var prepared: PreparedHTTPRequest
+            let download: DownloadFile?
             do throws(ServiceError) {
                 prepared = try transport.prepare(request)
+                // The answer streams into the file, so an earlier attempt's bytes can be continued.
+                download = try request.destination.map { destination throws(ServiceError) in
+                    try DownloadFile(destination)
+                }
+                for field in download?.resumeFields ?? [] { prepared.headers[field.name] = field.value }
             } catch {
                 completion(.failure(error))
                 return AlreadyEnded()
             }
             let exchange = Exchange(
-                transport: transport, request: request, first: prepared, promise: completion)
+                transport: transport, request: request, first: prepared, download: download,
+                promise: completion)
             exchange.start(prepared)
             return exchange
         }
@@ -45,6 +52,8 @@ struct AsyncHTTPClientTransport: Backend {
 final class Exchange: Cancellable, Sendable {
     private let transport: AsyncHTTPClientTransport
     private let request: BackendRequest
+    /// The file a download's answer goes to.
+    private let download: DownloadFile?
     private let deadline: NIODeadline?
     private let state: NIOLockedValueBox<State>
 
@@ -59,10 +68,11 @@ final class Exchange: Cancellable, Sendable {
 
     init(
         transport: AsyncHTTPClientTransport, request: BackendRequest, first: PreparedHTTPRequest,
-        promise: Future<BackendResponse, ServiceError>.Promise
+        download: DownloadFile?, promise: Future<BackendResponse, ServiceError>.Promise
     ) {
         self.transport = transport
         self.request = request
+        self.download = download
         deadline = transport.timeout.map { .now() + .nanoseconds(Int64(($0 * 1e9).rounded(.up))) }
         state = NIOLockedValueBox(State(promise: promise, redirects: HTTPRedirectRule(first: first)))
     }
@@ -105,7 +115,8 @@ final class Exchange: Cancellable, Sendable {
             limit: transport.maximumResponseBytes, isHead: prepared.method == .head,
             progress: request.progress,
             uploadSize: prepared.bodyFile.flatMap(FileBody.size(of:))
-                ?? (prepared.body.isEmpty ? nil : Int64(prepared.body.count)))
+                ?? (prepared.body.isEmpty ? nil : Int64(prepared.body.count)),
+            download: download)
         let task = transport.client.client.execute(
             request: httpRequest, delegate: collector, deadline: deadline)
         let ending = state.withLockedValue { state in
@@ -136,7 +147,18 @@ final class Exchange: Cancellable, Sendable {
         case .success(let next?): send(next)
         case .success(nil):
             let response = BackendResponse(status: collected.status, headers: headers, body: collected.body)
-            finish(ServiceError.check(response, for: request))
+            let outcome = ServiceError.check(response, for: request)
+            guard case .success(var written) = outcome, collected.wroteFile, let download else {
+                finish(outcome)
+                return
+            }
+            do {
+                written.file = try download.finish()
+            } catch {
+                finish(.failure(error))
+                return
+            }
+            finish(.success(written))
         case .failure(let error): finish(.failure(error))
         }
     }
@@ -154,6 +176,14 @@ final class Exchange: Cancellable, Sendable {
         timer?.cancel()
         guard let promise else { return }
         let result = ending.map { .failure($0) } ?? outcome
+        if let download {
+            switch result {
+            case .failure(let error): download.abandon(after: error)
+            // An answer without a body to write (a `304`) leaves the file as it was.
+            case .success(let response) where response.file == nil: download.abandon(after: nil)
+            case .success: break
+            }
+        }
         promise(result)
     }
 
@@ -190,4 +220,6 @@ struct Collected: Sendable {
     var status: Int
     var headers: NIOHTTP1.HTTPHeaders
     var body: Data
+    /// Whether the body went to the request's ``Depot/DownloadFile`` (a 2xx to a download).
+    var wroteFile = false
 }
