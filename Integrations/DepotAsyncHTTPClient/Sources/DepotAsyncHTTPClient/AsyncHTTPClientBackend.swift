@@ -149,11 +149,15 @@ public struct AsyncHTTPClientBackend: Backend {
     /// The configuration of the client this backend creates, and the one to give a client
     /// you pass in: redirects not followed by the client (Depot follows them, with its
     /// rule), gzip and deflate bodies decompressed (without a size limit of
-    /// AsyncHTTPClient's: ``maximumResponseBytes`` is Depot's), and a refused connection
-    /// failing the request at once instead of retrying until the deadline.
+    /// AsyncHTTPClient's: ``maximumResponseBytes`` is Depot's), a refused connection
+    /// failing the request at once instead of retrying until the deadline, and an idle
+    /// timeout of 60 seconds (connecting: 10), as `URLSession`'s default: without a
+    /// ``timeout``, a server that never answers still ends as `.timedOut`.
     public static func recommendedConfiguration() -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow, decompression: .enabled(limit: .none))
+            redirectConfiguration: .disallow,
+            timeout: HTTPClient.Configuration.Timeout(connect: .seconds(10), read: .seconds(60)),
+            decompression: .enabled(limit: .none))
         configuration.connectionPool.retryConnectionEstablishment = false
         return configuration
     }
@@ -169,9 +173,12 @@ public struct AsyncHTTPClientBackend: Backend {
         chain.send(request)
     }
 
-    /// Shuts down the client this backend created, once the requests in flight have
-    /// ended; later requests fail. Does nothing for a client you passed in (shut that
-    /// one down yourself). Calling it again does nothing.
+    /// Shuts down the client this backend created: requests still in flight end with
+    /// ``Depot/ServiceError/transport(code:description:)`` (not `.cancelled`: nobody
+    /// cancelled them, so an outbox queues such a write and a retry may send it through
+    /// another backend), and later requests fail the same way. Call it once the server
+    /// has stopped taking work. Does nothing for a client you passed in (shut that one
+    /// down yourself). Calling it again does nothing.
     ///
     /// - Throws: the client's error, should shutting it down fail.
     public func shutdown() async throws {

@@ -73,7 +73,10 @@ final class Exchange: Cancellable, Sendable {
         self.transport = transport
         self.request = request
         self.download = download
-        deadline = transport.timeout.map { .now() + .nanoseconds(Int64(($0 * 1e9).rounded(.up))) }
+        // A timeout past a century (or infinite) is none: its nanoseconds would not fit.
+        deadline = transport.timeout.flatMap { seconds in
+            seconds < 3e9 ? .now() + .nanoseconds(Int64((seconds * 1e9).rounded(.up))) : nil
+        }
         state = NIOLockedValueBox(State(promise: promise, redirects: HTTPRedirectRule(first: first)))
     }
 
@@ -128,8 +131,8 @@ final class Exchange: Cancellable, Sendable {
             switch result {
             case .success(let collected): self.received(collected, for: prepared)
             case .failure(let error):
-                self.finish(
-                    .failure(ServiceError(asyncHTTPClientError: error, receivedHead: collector.receivedHead)))
+                self.failed(
+                    with: ServiceError(asyncHTTPClientError: error, receivedHead: collector.receivedHead))
             }
         }
     }
@@ -161,6 +164,22 @@ final class Exchange: Cancellable, Sendable {
             finish(.success(written))
         case .failure(let error): finish(.failure(error))
         }
+    }
+
+    /// Reports a failure of the client: a `.cancelled` that Depot did not ask for is the
+    /// client shutting down under the request, which is a transport failure, not the
+    /// caller's cancel.
+    private func failed(with error: ServiceError) {
+        let asked = state.withLockedValue { $0.ending != nil }
+        guard error == .cancelled, !asked else {
+            finish(.failure(error))
+            return
+        }
+        finish(
+            .failure(
+                .transport(
+                    code: ServiceError.unknownCode,
+                    description: "The HTTP client was shut down before the request ended.")))
     }
 
     /// Reports `outcome` (or the reason Depot ended the request) once.
