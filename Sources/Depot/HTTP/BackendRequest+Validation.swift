@@ -37,10 +37,12 @@ extension BackendRequest {
         try destination?.validate()
     }
 
-    /// The size of the file at `url`, which must be a readable regular file.
+    /// The size of the file at `url` (the file a symbolic link points at), which must be a
+    /// readable regular file: the `Content-Length` of a ``bodyFile``, for a backend that
+    /// streams it.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` naming the file otherwise.
-    static func size(ofBodyFile url: URL) throws(ServiceError) -> Int64 {
+    public static func size(ofBodyFile url: URL) throws(ServiceError) -> Int64 {
         guard url.isFileURL else {
             throw .invalidRequest("the body file \(url.absoluteString.prefix(200)) is not a file URL")
         }

@@ -117,7 +117,7 @@ final class Exchange: Cancellable, Sendable {
         let collector = ResponseCollector(
             limit: transport.maximumResponseBytes, isHead: prepared.method == .head,
             progress: request.progress,
-            uploadSize: prepared.bodyFile.flatMap(FileBody.size(of:))
+            uploadSize: prepared.bodyFile.flatMap { try? BackendRequest.size(ofBodyFile: $0) }
                 ?? (prepared.body.isEmpty ? nil : Int64(prepared.body.count)),
             download: download)
         let task = transport.client.client.execute(

@@ -9,22 +9,12 @@ enum FileBody {
     /// The size of one slice read from the file.
     static let sliceSize = 1 << 16
 
-    /// The size of the file at `url`, or `nil` when it cannot be read.
-    static func size(of url: URL) -> Int64? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
-            let size = attributes[.size] as? NSNumber
-        else { return nil }
-        return size.int64Value
-    }
-
     /// The body that streams `file`, with its size as `Content-Length`.
     ///
     /// - Throws: ``Depot/ServiceError/invalidRequest(_:)`` when the file cannot be read.
     static func body(streaming file: URL, on eventLoop: any EventLoop) throws(ServiceError) -> HTTPClient.Body
     {
-        guard let size = size(of: file) else {
-            throw .invalidRequest("the body file \(file.path) cannot be read")
-        }
+        let size = try BackendRequest.size(ofBodyFile: file)
         return .stream(contentLength: size) { writer in
             let handle: FileHandle
             do {
