@@ -43,7 +43,8 @@ final class SenderLock: @unchecked Sendable {
     func tryAcquire() throws(OfflineStoreError) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        precondition(descriptor < 0, "the sender lock is taken once at a time in a process")
+        // Held through this value already: a second taker waits like any other.
+        guard descriptor < 0 else { return false }
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard opened >= 0 else {
             let code = errno
