@@ -211,13 +211,14 @@ import Testing
         form.append("title", "Holiday")
         form.append("photo", fileAt: try folder.file("beach.jpg", bytes: 200_000), contentType: "image/jpeg")
         form.append("thumb", file: Data([1, 2, 3]), filename: "t.jpg", contentType: "image/jpeg")
-        let temporaries = Self.multipartTemporaries()
+        let probe = BodyFileProbe(backend)
 
-        _ = try await PhotoFiles(backend: backend).send(.post, ["photos"], body: .multipart(form)).value
+        _ = try await PhotoFiles(backend: probe).send(.post, ["photos"], body: .multipart(form)).value
 
         #expect(received.withLock { $0 } == (try form.encoded()))
         #expect(backend.requests.last?.headers["Content-Type"] == "multipart/form-data; boundary=b0undary")
-        #expect(Self.multipartTemporaries() == temporaries)
+        let temporary = try #require(probe.seen.first?.file)
+        #expect(!FileManager.default.fileExists(atPath: temporary.path))
     }
 
     @Test("a form whose file is missing fails .invalidRequest naming it, and sends nothing")
@@ -365,14 +366,6 @@ import Testing
             Issue.record("expected .invalidRequest, got \(missing)")
             return
         }
-    }
-
-    /// The temporary multipart bodies that exist now.
-    static func multipartTemporaries() -> [String] {
-        let names =
-            (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path))
-            ?? []
-        return names.filter { $0.hasPrefix("depot-multipart-") }.sorted()
     }
 }
 
