@@ -21,7 +21,7 @@ import Foundation
 /// meet: the last to finish is the file.
 ///
 /// Partial and validator files are created readable and writable by the user only (`0600`,
-/// which the downloaded file keeps), and are never opened through a symbolic link: a link
+/// which a file written through ``write(_:)`` keeps), and are never opened through a symbolic link: a link
 /// planted at a resumable download's partial or validator path fails the download with
 /// ``ServiceError/invalidRequest(_:)`` and stays as it is, its target untouched.
 public final class DownloadFile: Sendable {
