@@ -122,7 +122,8 @@ public final class OfflineStore: Sendable {
         // synchronous=FULL: the log is synced at every commit, so a committed write survives
         // power loss too (NORMAL in WAL mode may lose the last commits then).
         // secure_delete: deleted rows are overwritten with zeros, so a sent write's body or a
-        // removed answer leaves no bytes behind in the file.
+        // removed answer leaves no bytes behind in the database file (the log keeps its
+        // frames until the next checkpoint writes them back).
         try connection.executeScript(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON")
         #if canImport(Darwin)
@@ -131,6 +132,7 @@ public final class OfflineStore: Sendable {
             try connection.executeScript("PRAGMA fullfsync = ON")
         #endif
         try migrate(connection, from: version, with: migrations)
+        if latest >= 4 { try SecretScrub.run(connection, upgradedFrom: version) }
     }
 
     /// Applies the steps of `migrations` newer than the file's version, in order, in one
@@ -196,8 +198,8 @@ public final class OfflineStore: Sendable {
         }
     }
 
-    /// Deletes the store's file at `url` and its `-wal`, `-shm`, `-journal` and
-    /// `-sender.lock` companions; files already absent are not an error.
+    /// Deletes the store's file at `url` and its `-wal`, `-shm` and `-journal` companions;
+    /// files already absent are not an error.
     ///
     /// Call it to start afresh after ``init(at:)`` refused a file, or to delete a user's data
     /// entirely. Release every ``OfflineStore`` open on the file first: a store still open

@@ -103,12 +103,14 @@ enum StoreSchema {
             """
     )
 
-    /// The outbox's order by resource and its recent outcomes.
+    /// The outbox's order by resource, its one sender and its recent outcomes.
     ///
     /// - `outbox.resource`: the entry's path without query, fragment or surrounding `/` (as
-    ///   `StoredResponseKey.resource(of:)` reads it), indexed over kept entries, so that a
-    ///   replay holds a queued write behind a kept one to the same resource and a new write
-    ///   finds such a kept one at once.
+    ///   `StoredResponseKey.resource(of:)` reads it), indexed, so that a replay holds a queued
+    ///   write behind a kept one to the same resource and a new write finds the entries of
+    ///   its resource at once.
+    /// - `outbox_sender`: the lease of the one outbox that replays (its id, its process, when
+    ///   the lease ends): see `SenderLease`.
     /// - `outbox_outcomes`: the latest entries that left the outbox, sent (with the status,
     ///   header fields and first bytes of the server's answer) or discarded, in `sequence`
     ///   order.
@@ -116,9 +118,15 @@ enum StoreSchema {
         version: 4,
         sql: """
             ALTER TABLE outbox ADD COLUMN resource TEXT NOT NULL DEFAULT '';
-            UPDATE outbox SET resource = trim(
-                CASE WHEN instr(path, '?') > 0 THEN substr(path, 1, instr(path, '?') - 1) ELSE path END, '/');
-            CREATE INDEX outbox_kept_by_resource ON outbox (resource, position) WHERE state = 'kept';
+            UPDATE outbox SET resource = substr(path, 1, instr(path || '?', '?') - 1);
+            UPDATE outbox SET resource = trim(substr(resource, 1, instr(resource || '#', '#') - 1), '/');
+            CREATE INDEX outbox_by_resource ON outbox (resource, position);
+            CREATE TABLE outbox_sender (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                owner TEXT NOT NULL,
+                pid INTEGER NOT NULL,
+                expires_at REAL NOT NULL
+            );
             CREATE TABLE outbox_outcomes (
                 sequence INTEGER PRIMARY KEY,
                 entry_id TEXT NOT NULL,

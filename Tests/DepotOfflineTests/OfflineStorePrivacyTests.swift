@@ -33,15 +33,12 @@ struct OfflineStorePrivacyTests {
     func newStoreIsPrivate() async throws {
         let folder = try TemporaryFolder()
         let url = folder.url.appending(path: "fresh/depot.sqlite")
-        // A permissive umask, as many processes have: the store must not rely on it.
-        let previous = umask(0o002)
-        defer { umask(previous) }
         let store = try OfflineStore(at: url)
         let backend = FailingBackend(error: .cannotConnect).with(.offline(store))
         _ = await backend.send(todoWrite(#""title": "a""#)).result
         _ = await store.outbox.replay(through: FailingBackend(error: .cannotConnect))
         #expect(try Self.mode(url.deletingLastPathComponent()) == 0o700)
-        for suffix in ["", "-wal", "-shm", "-sender.lock"] {
+        for suffix in ["", "-wal", "-shm"] {
             #expect(try Self.mode(url.companion(suffix)) == 0o600, "\(suffix)")
         }
     }
@@ -138,6 +135,9 @@ struct OfflineStorePrivacyTests {
         for title in ["a", "b", "c"] {
             _ = try #require(queuedWrite(await backend.send(todoWrite(#""title": "\#(title)""#)).result))
         }
+        // Writes queued behind others start replays in the background: let them end while
+        // the network is still down.
+        _ = await store.outbox.replay()
         // Full: a write is neither queued nor sent ahead of the three, down or up.
         for isDown in [true, false] {
             switchable.isDown = isDown
@@ -185,6 +185,7 @@ struct OfflineStorePrivacyTests {
             switchable.isDown = true
             written = try #require(queuedWrite(await backend.send(todoWrite(#""title": "a""#)).result))
             let dropped = try #require(queuedWrite(await backend.send(todoWrite(#""title": "b""#)).result))
+            _ = await store.outbox.replay()
             #expect(try store.outbox.discard(dropped.id))
             switchable.isDown = false
             #expect(await store.outbox.replay().sent == 1)
@@ -227,6 +228,132 @@ struct OfflineStorePrivacyTests {
         var seen: [String] = []
         for await event in stream { seen.append(event.entry.id) }
         #expect(seen == ["e2", "e3", "e4"])
+    }
+}
+
+extension OfflineStorePrivacyTests {
+    @Test("a redaction that does not list them still keeps credentials out of the file and the log")
+    func credentialsAreAlwaysRedacted() async throws {
+        let redaction = Redaction(headers: ["X-Tenant"])
+        for name in ["Authorization", "proxy-authorization", "Cookie", "Set-Cookie", "X-Tenant"] {
+            #expect(redaction.redacts(header: name), "\(name)")
+        }
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        let store = try OfflineStore(at: url)
+        let backend = FailingBackend(error: .cannotConnect).with(
+            .offline(store, policy: OfflinePolicy(redaction: redaction)))
+        let headers: HTTPHeaders = ["Authorization": "Bearer bearer-5150", "X-Tenant": "tenant-5151"]
+        _ = try #require(
+            queuedWrite(await backend.send(todoWrite(#""title": "a""#, headers: headers)).result))
+        #expect(try store.outbox.entries().first?.headers == ["Content-Type": "application/json"])
+        #expect(try !Self.fileHolds("bearer-5150", store: url))
+        #expect(try !Self.fileHolds("tenant-5151", store: url))
+    }
+
+    @Test("an outcome keeps no body the answer marked no-store, nor one storesAnswer refuses")
+    func outcomesHonourNoStore() async throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        let store = try OfflineStore(at: url)
+        let policy = OfflinePolicy(storesAnswer: { request, _ in request.path != "tokens" })
+        let down = FailingBackend(error: .cannotConnect).with(.offline(store, policy: policy))
+        for path in ["keys", "tokens", "todos"] {
+            let write = BackendRequest(method: .post, path: path, body: Data("{}".utf8))
+            _ = try #require(queuedWrite(await down.send(write).result))
+        }
+        let server = AnsweringBackend { request in
+            let noStore: HTTPHeaders = request.path == "keys" ? ["Cache-Control": "no-store"] : [:]
+            return BackendResponse(
+                status: 201, headers: noStore.merging(["Location": "\(request.path)/9"]),
+                body: Data(#"{"id": 9, "secret": "body-of-\#(request.path)"}"#.utf8))
+        }
+        // The policy reaches the outbox with a request through the middleware.
+        _ = await down.send(BackendRequest(path: "todos")).result
+        #expect(await store.outbox.replay(through: server).sent == 3)
+        let outcomes = try store.outbox.recentOutcomes()
+        let bodies = outcomes.map { outcome -> String in
+            guard case .sent(let response) = outcome.result else { return "not sent" }
+            #expect(response.status == 201)
+            #expect(response.headers["Location"] == "\(outcome.write.path)/9")
+            return String(decoding: response.body, as: UTF8.self)
+        }
+        #expect(bodies == ["", "", #"{"id": 9, "secret": "body-of-todos"}"#])
+        try store.sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        #expect(try !Self.fileHolds("body-of-keys", store: url))
+        #expect(try !Self.fileHolds("body-of-tokens", store: url))
+    }
+
+    @Test("a store of version 3 loses the secrets it kept when it is upgraded")
+    func upgradeScrubsSecrets() throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        do {
+            let old = try OfflineStore(at: url, migrations: Array(StoreSchema.migrations.prefix(3)))
+            let headers: HTTPHeaders = ["X-Api-Key": "api-key-7001", "Accept": "application/json"]
+            try old.sql(
+                """
+                INSERT INTO outbox (id, position, method, path, query, headers, body, idempotency_key,
+                    created_at, state)
+                VALUES ('e1', 1, 'PATCH', 'todos/1', x'', ?, x'', 'k1', 0, 'queued')
+                """, [.blob(FieldCoding.encode(headers))])
+            try OfflineResponseStorage(store: old).store(
+                StoredResponse(BackendResponse(status: 200, body: Data("me-7002".utf8))),
+                for: StoredResponseKey(
+                    path: "me", query: [URLQueryItem(name: "access_token", value: "token-7003")]))
+            try OfflineResponseStorage(store: old).store(
+                StoredResponse(
+                    BackendResponse(status: 200, headers: ["X-Api-Key": "api-key-7004"], body: Data())),
+                for: StoredResponseKey(path: "todos"))
+            #expect(try Self.fileHolds("api-key-7001", store: url))
+        }
+        let store = try OfflineStore(at: url)
+        #expect(try store.outbox.entries().first?.headers == ["Accept": "application/json"])
+        #expect(try OfflineResponseStorage(store: store).count() == 1)
+        for secret in ["api-key-7001", "me-7002", "token-7003", "api-key-7004"] {
+            #expect(try !Self.fileHolds(secret, store: url), "\(secret) is still in the file")
+        }
+    }
+
+    @Test("the sender lease of a process that is gone, or of one past its duration, is taken at once")
+    func staleLeasesAreTaken() async throws {
+        // A process that has ended: its pid answers ESRCH.
+        let ended = Process()
+        ended.executableURL = URL(fileURLWithPath: "/bin/sh")
+        ended.arguments = ["-c", "exit 0"]
+        try ended.run()
+        ended.waitUntilExit()
+        for (pid, expiresIn) in [(Int64(ended.processIdentifier), 3600.0), (Int64(getppid()), -1.0)] {
+            let folder = try TemporaryFolder()
+            let store = try OfflineStore(at: folder.file("depot.sqlite"))
+            let switchable = SwitchableBackend()
+            let backend = switchable.with(.offline(store))
+            switchable.isDown = true
+            _ = try #require(queuedWrite(await backend.send(todoWrite(#""title": "a""#)).result))
+            switchable.isDown = false
+            try store.sql(
+                "INSERT OR REPLACE INTO outbox_sender (id, owner, pid, expires_at) VALUES (1, 'other', ?, ?)",
+                [.integer(pid), .real(Date().timeIntervalSince1970 + expiresIn)])
+            let report = await awaitWithin(hangBound) { await store.outbox.replay() }
+            #expect(report?.sent == 1, "pid \(pid), expiring in \(expiresIn) s")
+            #expect(try store.integer("SELECT count(*) FROM outbox_sender") == 0)
+        }
+    }
+}
+
+/// A backend that answers every request with `answer(request)`.
+struct AnsweringBackend: Backend {
+    let answer: @Sendable (BackendRequest) -> BackendResponse
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        .success(answer(request))
+    }
+}
+
+extension HTTPHeaders {
+    /// These fields and `other`'s.
+    func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        HTTPHeaders(fields + other.fields)
     }
 }
 

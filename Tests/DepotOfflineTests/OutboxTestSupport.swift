@@ -92,9 +92,46 @@ func titles(in server: InMemoryBackend, _ collection: String = "todos") -> [Stri
     server.records(in: collection).compactMap { $0["title"]?.stringValue }
 }
 
+/// How long a test waits for something that should happen promptly before it calls it a
+/// hang: generous, since the whole suite shares the machine's threads and a loaded 2-core
+/// machine can delay a prompt event by a minute; a test that gets its events goes on at once.
+let hangBound: Double = 300
+
+/// What `body` returns, or `nil` when it takes longer than `seconds` (the body then keeps
+/// running, detached, so that a hang fails the test instead of blocking it).
+func awaitWithin<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
+    let once = ResumeOnce<T?>()
+    return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+        once.set(continuation)
+        Task { once.resume(await body()) }
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            once.resume(nil)
+        }
+    }
+}
+
+/// Resumes a continuation once, whichever of its callers comes first.
+final class ResumeOnce<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, Never>?
+
+    func set(_ continuation: CheckedContinuation<T, Never>) {
+        lock.withLock { self.continuation = continuation }
+    }
+
+    func resume(_ value: T) {
+        let continuation = lock.withLock {
+            defer { self.continuation = nil }
+            return self.continuation
+        }
+        continuation?.resume(returning: value)
+    }
+}
+
 /// The first `count` events of `stream`, waiting at most `seconds` (fewer when time runs out).
 func firstEvents(
-    _ count: Int, of stream: AsyncStream<OutboxEvent>, within seconds: Double = 10
+    _ count: Int, of stream: AsyncStream<OutboxEvent>, within seconds: Double = hangBound
 ) async -> [OutboxEvent] {
     await withTaskGroup(of: [OutboxEvent]?.self) { group in
         group.addTask {

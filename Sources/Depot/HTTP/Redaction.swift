@@ -38,10 +38,17 @@ public struct Redaction: Sendable, Hashable {
             "password", "sig", "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",
         ])
 
-    /// A redaction of exactly these names (see ``default`` for the usual ones, and
-    /// ``adding(headers:queryItems:)`` to extend it).
+    /// The header fields every redaction names, whatever else it lists: they carry or set
+    /// credentials.
+    public static let credentialHeaders: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "set-cookie2",
+    ]
+
+    /// A redaction of these names and of ``credentialHeaders``, which every redaction names
+    /// (see ``default`` for the usual secrets, and ``adding(headers:queryItems:)`` to extend
+    /// it).
     public init(headers: Set<String> = [], queryItems: Set<String> = []) {
-        self.headers = Set(headers.map { $0.lowercased() })
+        self.headers = Self.credentialHeaders.union(headers.map { $0.lowercased() })
         self.queryItems = Set(queryItems.map { $0.lowercased() })
     }
 

@@ -88,7 +88,7 @@ public struct OfflineMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         // Remembered for the outbox's replays; while writes are queued, a success through it
         // starts one.
-        let next = store.outbox.relay(next, redaction: policy.redaction)
+        let next = store.outbox.relay(next, policy: policy)
         // Files are not stored: a download's answer is on disk already, and an upload's
         // file may be gone by the time a replay would read it.
         if request.bodyFile != nil || request.destination != nil { return next(request) }
@@ -98,8 +98,7 @@ public struct OfflineMiddleware: Middleware {
             guard policy.queuesWrite(request), !policy.redaction.carriesSecretInURL(request) else {
                 return next(request)
             }
-            return store.outbox.send(
-                request, through: next, redaction: policy.redaction, limit: policy.maxQueuedWrites)
+            return store.outbox.send(request, through: next, policy: policy)
         default: return next(request)
         }
     }

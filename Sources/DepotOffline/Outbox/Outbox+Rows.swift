@@ -50,13 +50,19 @@ extension Outbox {
 
     /// Records what became of `entry` (sent with `response`, or discarded without one) among
     /// the recent outcomes, in the transaction that removes it, keeping the latest
-    /// ``maxRecentOutcomes``. The answer keeps its first ``maxKeptBodyBytes`` bytes and no
-    /// header field `redaction` names.
+    /// ``maxRecentOutcomes``. The answer keeps no header field the policy's redaction names,
+    /// and its body only when neither `Cache-Control: no-store` nor the policy's
+    /// ``OfflinePolicy/storesAnswer`` keeps it out: then its first ``maxKeptBodyBytes`` bytes.
     static func recordOutcome(
-        of entry: OutboxEntry, response: BackendResponse?, redaction: Redaction,
+        of entry: OutboxEntry, response: BackendResponse?, policy: OfflinePolicy,
         in connection: SQLiteConnection
     ) throws(OfflineStoreError) {
-        let headers = response.map { redaction.removingSecrets(from: $0.headers) } ?? HTTPHeaders()
+        let headers = response.map { policy.redaction.removingSecrets(from: $0.headers) } ?? HTTPHeaders()
+        var body = Data()
+        if let response, !CacheControl(response.headers).noStore, policy.storesAnswer(entry.request, response)
+        {
+            body = response.body.prefix(maxKeptBodyBytes)
+        }
         try connection.execute(
             """
             INSERT INTO outbox_outcomes (entry_id, method, path, idempotency_key, created_at, outcome,
@@ -67,7 +73,7 @@ extension Outbox {
                 .text(entry.id), .text(entry.method.rawValue), .text(entry.path), .text(entry.idempotencyKey),
                 .real(entry.createdAt.timeIntervalSince1970), .text(response == nil ? "discarded" : "sent"),
                 response.map { .integer(Int64($0.status)) } ?? .null, .blob(FieldCoding.encode(headers)),
-                .blob((response?.body ?? Data()).prefix(maxKeptBodyBytes)),
+                .blob(body),
                 .real(Date().timeIntervalSince1970),
             ])
         try connection.execute(

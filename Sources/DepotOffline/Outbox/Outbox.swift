@@ -65,7 +65,7 @@ import Foundation
 /// its own stored key. Outcomes, reported on ``events``:
 /// - a 2xx: the entry is removed from the store, ``OutboxEvent/sent(_:_:)``;
 /// - anything the server did not decide: no answer, a request that could not be made (a
-///   token provider that failed, say), a `401`, `408`, `425`, `429`, any `5xx`, a `1xx` or
+///   token provider that failed, say), a `401`, `407`, `408`, `421`, `425`, `429`, any `5xx`, a `1xx` or
 ///   `3xx`: **the replay stops and the entry stays queued**, with those behind it, in order,
 ///   for a later replay (so an entry the server keeps answering with a 5xx holds back those
 ///   behind it: ``entries()`` shows it, and ``discard(_:)`` lets the rest go);
@@ -83,11 +83,12 @@ import Foundation
 /// sends that entry again later, with the same key: a server that honours the key answers
 /// it without applying it twice; one that does not applies it twice.
 ///
-/// **One sender per store**, across processes too: a replay holds an exclusive lock on a
-/// file beside the store (``OfflineStore/url`` + `-sender.lock`) while it runs, so an app and
-/// its extension sharing the file never send an entry twice. A replay started while another
-/// process replays waits for it, then sends what is still queued. The kernel releases the
-/// lock when a process ends, however it ends.
+/// **One sender per store**, across processes too: a replay holds the store's sender lease
+/// (a row in the file, renewed before each entry) while it runs, so an app and its extension
+/// sharing the file never send an entry twice. A replay started meanwhile waits for it, then
+/// sends what is still queued. The lease ends when its holder gives it back, at once when its
+/// process is gone (a crash, `kill -9`), or 5 minutes after its last renewal (a holder that
+/// hangs or is suspended). It is no file lock, so a suspended app holds none on a shared file.
 ///
 /// A replay starts on its own after any later request through the middleware succeeds (a 2xx
 /// to a read or a write), in the background, when entries are queued; checking costs one
@@ -117,15 +118,14 @@ public final class Outbox: Sendable {
     let database: SQLiteDatabase
     private let state: OutboxState
     private let hub = OutboxEventHub()
-    /// The one-sender rule across processes.
-    private let senderLock: SenderLock
+    /// The one-sender rule across processes and stores.
+    private let lease = SenderLease()
     /// Where failed writes are committed, off the thread that delivered the failure.
     private let queue = DispatchQueue(label: "depot.offline.outbox")
 
     /// The outbox of the store whose connection is `database`.
     init(database: SQLiteDatabase) throws(OfflineStoreError) {
         self.database = database
-        senderLock = SenderLock(storePath: database.path)
         state = OutboxState()
         try database.withConnection { connection throws(OfflineStoreError) in try syncCounts(connection) }
     }
@@ -236,7 +236,7 @@ public final class Outbox: Sendable {
                 guard let entry = try Self.entry(id: id, in: connection, path: path) else { return nil }
                 try connection.execute("DELETE FROM outbox WHERE id = ?", [.text(id)])
                 try Self.recordOutcome(
-                    of: entry, response: nil, redaction: state.withLock { $0.redaction }, in: connection)
+                    of: entry, response: nil, policy: state.withLock { $0.policy }, in: connection)
                 return entry
             }
             guard let removed else { return nil }
@@ -353,29 +353,37 @@ public final class Outbox: Sendable {
         Task { await self.runReplay(through: send) }
     }
 
-    /// The replay loop: takes the sender lock, then sends one entry at a time until none can
-    /// be sent or one stops it. The caller has set `running`; this clears it, releases the
-    /// lock and answers the waiters.
+    /// The replay loop: takes the sender lease, then sends one entry at a time until none can
+    /// be sent or one stops it. The caller has set `running`; this clears it, gives the lease
+    /// back and answers the waiters.
     private func runReplay(through send: @escaping Send) async {
         var sent = 0
         var kept = 0
         var ending: OutboxReplayReport.Ending
         do {
-            try await senderLock.acquire()
+            try await takeLease()
             ending = .finished
         } catch {
             ending = .storeFailed(error)
         }
         replaying: while case .finished = ending {
-            let head: OutboxEntry?
+            let claim: Claim
             do {
-                head = try claimHead()
+                claim = try claimHead()
             } catch {
                 ending = .storeFailed(error)
                 break
             }
-            // `nil`: nothing can be sent, and `claimHead` already ended the replay.
-            guard let entry = head else { return }
+            let entry: OutboxEntry
+            switch claim {
+            case .entry(let head): entry = head
+            // Nothing can be sent, and `claimHead` already ended the replay.
+            case .ended: return
+            // Held past its duration, the lease went to another sender, which goes on.
+            case .leaseLost:
+                ending = .interrupted(.timedOut)
+                break replaying
+            }
             let result = await Self.$replaying.withValue(ObjectIdentifier(self)) {
                 await send(entry.request).result
             }
@@ -398,7 +406,8 @@ public final class Outbox: Sendable {
             // Sent and kept so far are reported to whoever waits when the loop ends.
             state.withLock { $0.progress = (sent, kept) }
         }
-        senderLock.release()
+        // A lease not given back ends with its duration (or its process).
+        try? database.withConnection { connection throws(OfflineStoreError) in try lease.release(connection) }
         let waiters = state.withLock { state in
             state.running = false
             state.progress = (0, 0)
@@ -409,26 +418,47 @@ public final class Outbox: Sendable {
         for waiter in waiters { waiter.resume(returning: report) }
     }
 
-    /// The first queued entry not held behind a kept `PUT`, `PATCH` or `DELETE` of its
-    /// resource; when there
-    /// is none, ends the replay (under the store's lock, so a write queued at that moment
-    /// either is found here or finds no replay running and starts one) and returns `nil`.
-    private func claimHead() throws(OfflineStoreError) -> OutboxEntry? {
+    /// Takes the sender lease, waiting while another sender (another process, or another
+    /// store on the file) holds it: checked again after 5 ms, then after twice as long each
+    /// time, up to a quarter of a second between checks.
+    private func takeLease() async throws(OfflineStoreError) {
+        var pause: UInt64 = 5_000_000
+        while try !database.withConnection({ connection throws(OfflineStoreError) in
+            try lease.tryTake(connection)
+        }) {
+            try? await Task.sleep(nanoseconds: pause)
+            pause = min(pause * 2, 250_000_000)
+        }
+    }
+
+    /// What ``claimHead()`` found.
+    private enum Claim {
+        /// The entry to send next.
+        case entry(OutboxEntry)
+        /// Nothing can be sent: the replay has ended (the lease given back, the waiters told).
+        case ended
+        /// The lease is no longer this outbox's.
+        case leaseLost
+    }
+
+    /// Renews the lease, then finds the first queued entry not held behind a kept `PUT`,
+    /// `PATCH` or `DELETE` of its resource; when there is none, ends the replay (under the
+    /// store's lock, so a write queued at that moment either is found here or finds no replay
+    /// running and starts one).
+    private func claimHead() throws(OfflineStoreError) -> Claim {
         let path = database.path
-        return try database.withConnection { connection throws(OfflineStoreError) -> OutboxEntry? in
+        return try database.withConnection { connection throws(OfflineStoreError) -> Claim in
+            guard try lease.renew(connection) else { return .leaseLost }
             try syncCounts(connection)
             let head = try connection.query(
                 """
                 SELECT \(Self.columns) FROM outbox AS q
-                WHERE state = 'queued' AND NOT EXISTS (
-                    SELECT 1 FROM outbox AS k
-                    WHERE k.state = 'kept' AND k.resource = q.resource AND k.position < q.position
-                        AND k.method <> 'POST')
+                WHERE state = 'queued' AND NOT EXISTS (\(Self.keptAhead))
                 ORDER BY position LIMIT 1
                 """
             ) { row throws(OfflineStoreError) in try Self.entry(from: row, path: path) }.first
-            if let head { return head }
-            senderLock.release()
+            if let head { return .entry(head) }
+            try lease.release(connection)
             let (waiters, report) = state.withLock { state in
                 // What is still queued waits behind kept entries: no use replaying it again
                 // until something changes.
@@ -442,9 +472,16 @@ public final class Outbox: Sendable {
                 return (state.waiters, report)
             }
             for waiter in waiters { waiter.resume(returning: report) }
-            return nil
+            return .ended
         }
     }
+
+    /// The condition, on a queued row `q`, that a kept `PUT`, `PATCH` or `DELETE` of its
+    /// resource comes before it: such a row is held.
+    static let keptAhead = """
+        SELECT 1 FROM outbox AS k
+        WHERE k.state = 'kept' AND k.resource = q.resource AND k.position < q.position AND k.method <> 'POST'
+        """
 
     /// Removes a sent entry (durably, with its outcome) and reports it.
     private func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
@@ -454,7 +491,7 @@ public final class Outbox: Sendable {
                     "DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
                 guard connection.changes > 0 else { return false }
                 try Self.recordOutcome(
-                    of: entry, response: response, redaction: state.withLock { $0.redaction }, in: connection)
+                    of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
                 return true
             }
             if removed { state.withLock { $0.queuedCount -= 1 } }
@@ -495,12 +532,15 @@ public final class Outbox: Sendable {
 
     /// Whether `error` is the server's refusal of a write (a 4xx it decided: 400, 403, 404,
     /// 409, 410, 412, 422, …), which keeps the entry for the app; anything else (no answer,
-    /// a request that could not be made, 401, 408, 425, 429, 5xx, 1xx, 3xx) stops the replay
-    /// with the entry still queued.
+    /// a request that could not be made, 401 and 407 (credentials), 408, 421 (another
+    /// connection), 425, 429, 5xx, 1xx, 3xx) stops the replay with the entry still queued.
     static func isRefusal(_ error: ServiceError) -> Bool {
         guard let status = error.statusCode, (400..<500).contains(status) else { return false }
-        return ![401, 408, 425, 429].contains(status)
+        return !undecidedClientStatuses.contains(status)
     }
+
+    /// The 4xx statuses that are no decision about the write itself.
+    static let undecidedClientStatuses: Set<Int> = [401, 407, 408, 421, 425, 429]
 
     /// Whether `error` means the request got no answer at all: such a write is queued.
     static func failedBeforeAnswer(_ error: ServiceError) -> Bool {
@@ -532,10 +572,10 @@ public final class Outbox: Sendable {
     /// entries are queued, wrapped so that a success starts a replay in the background.
     /// Without queued entries it is `next` itself (nothing added to the online path but one
     /// lock).
-    func relay(_ next: @escaping Send, redaction: Redaction) -> Send {
+    func relay(_ next: @escaping Send, policy: OfflinePolicy) -> Send {
         let queued = state.withLock { state -> Bool in
             state.next = next
-            state.redaction = redaction
+            state.policy = policy
             return state.queuedCount > 0 && !state.held
         }
         guard queued else { return next }
@@ -552,9 +592,10 @@ public final class Outbox: Sendable {
 
     /// Sends `request` (a write) through `next` with an `Idempotency-Key`, queuing it when it
     /// fails before any answer or when it must wait behind entries (see ``Outbox``), with the
-    /// header fields `redaction` names dropped from what is stored; `limit` entries at most.
+    /// header fields the policy's redaction names dropped from what is stored, up to the
+    /// policy's ``OfflinePolicy/maxQueuedWrites``.
     func send(
-        _ request: BackendRequest, through next: @escaping Send, redaction: Redaction, limit: Int
+        _ request: BackendRequest, through next: @escaping Send, policy: OfflinePolicy
     ) -> Future<BackendResponse, ServiceError> {
         var request = request
         if !request.headers.contains(Self.idempotencyKeyField) {
@@ -573,13 +614,13 @@ public final class Outbox: Sendable {
                 // When the store cannot tell, better sent out of order than not at all.
                 guard (try? waitsBehindEntries(write)) == true else {
                     let attempt = attempt(
-                        write, through: next, redaction: redaction, limit: limit, promise: promise)
+                        write, through: next, policy: policy, promise: promise)
                     token.onCancel { attempt.cancel() }
                     return
                 }
                 // Behind entries: queue it too, and let a replay send them all in order.
                 do {
-                    let entry = try enqueue(write, redaction: redaction, limit: limit)
+                    let entry = try enqueue(write, policy: policy)
                     // Started before the caller hears of it: a replay it asks for joins this one.
                     replayInBackground()
                     promise(.failure(.queued(entry.queuedWrite)))
@@ -592,38 +633,37 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Whether `write` must be queued behind entries: any queued one, or a kept `PUT`, `PATCH`
-    /// or `DELETE` of its resource.
+    /// Whether `write` must be queued behind entries: any queued one a replay can send, any
+    /// entry of its resource that waits (queued, or a kept `PUT`, `PATCH` or `DELETE`).
+    /// Writes to other resources pass entries held behind kept ones.
     private func waitsBehindEntries(_ write: BackendRequest) throws(OfflineStoreError) -> Bool {
         try database.withConnection { connection throws(OfflineStoreError) -> Bool in
             try syncCounts(connection)
-            let (queued, kept) = state.withLock { ($0.queuedCount, $0.keptCount) }
-            if queued > 0 { return true }
-            guard kept > 0 else { return false }
+            guard state.withLock({ $0.queuedCount > 0 || $0.keptCount > 0 }) else { return false }
             let resource = StoredResponseKey.resource(of: write.path)
             return try connection.integer(
                 """
                 SELECT EXISTS (
-                    SELECT 1 FROM outbox WHERE state = 'kept' AND resource = ? AND method <> 'POST')
-                """, [.text(resource)]
-            ) == 1
+                    SELECT 1 FROM outbox WHERE resource = ? AND (state = 'queued' OR method <> 'POST'))
+                OR EXISTS (SELECT 1 FROM outbox AS q WHERE state = 'queued' AND NOT EXISTS (\(Self.keptAhead)))
+                """, [.text(resource)]) == 1
         }
     }
 
-    /// Sends `write` once; queues it (when `limit` allows) when it fails before any answer.
+    /// Sends `write` once; queues it when it fails before any answer (and the outbox has room).
     private func attempt(
-        _ write: BackendRequest, through next: Send, redaction: Redaction, limit: Int,
+        _ write: BackendRequest, through next: Send, policy: OfflinePolicy,
         promise: Future<BackendResponse, ServiceError>.Promise
     ) -> any Cancellable {
         next(write).start { [self] result in
-            guard case .failure(let failure) = result, Self.failedBeforeAnswer(failure), limit > 0 else {
+            guard case .failure(let failure) = result, Self.failedBeforeAnswer(failure) else {
                 promise(result)
                 return
             }
             queue.async { [self] in
                 do {
                     promise(
-                        .failure(.queued(try enqueue(write, redaction: redaction, limit: limit).queuedWrite)))
+                        .failure(.queued(try enqueue(write, policy: policy).queuedWrite)))
                 } catch {
                     // Nothing was queued: the caller gets the transport error itself.
                     promise(.failure(failure))
@@ -634,12 +674,13 @@ public final class Outbox: Sendable {
 
     /// Commits `write` as the last entry, durably, then counts and reports it.
     ///
-    /// - Throws: ``OfflineStoreError/Kind/outboxFull(limit:)`` when `limit` entries (queued
-    ///   or kept) are in the store already.
-    func enqueue(_ write: BackendRequest, redaction: Redaction, limit: Int) throws(OfflineStoreError)
+    /// - Throws: ``OfflineStoreError/Kind/outboxFull(limit:)`` when the policy's
+    ///   ``OfflinePolicy/maxQueuedWrites`` entries (queued or kept) are in the store already.
+    func enqueue(_ write: BackendRequest, policy: OfflinePolicy) throws(OfflineStoreError)
         -> OutboxEntry
     {
-        var headers = redaction.removingSecrets(from: write.headers)
+        var headers = policy.redaction.removingSecrets(from: write.headers)
+        let limit = policy.maxQueuedWrites
         let key = headers[Self.idempotencyKeyField] ?? UUID().uuidString.lowercased()
         headers.remove(Self.idempotencyKeyField)
         let body = write.body.flatMap { $0.isEmpty ? nil : $0 }

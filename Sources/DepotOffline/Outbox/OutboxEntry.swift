@@ -13,7 +13,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public enum State: Sendable, Hashable {
         /// Waiting to be sent by the next replay, in ``OutboxEntry/position`` order.
         case queued
-        /// Refused by the server (a 4xx other than 401, 408, 425 and 429, such as a 409 or a
+        /// Refused by the server (a 4xx other than 401, 407, 408, 421, 425 and 429, such as a 409 or a
         /// 412): kept, and skipped by replays (with the later writes to its path, unless it is
         /// a `POST`), until the app calls ``Outbox/retry(_:)`` or ``Outbox/discard(_:)``.
         case kept(OutboxRefusal)

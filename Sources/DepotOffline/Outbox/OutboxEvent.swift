@@ -22,7 +22,7 @@ public enum OutboxEvent: Sendable, Hashable {
     /// store. The response is the server's (a `201` with the created record's id, say).
     case sent(OutboxEntry, BackendResponse)
     /// A replay met the server's refusal (400, 403, 404, 409, 410, 412, 422 or another 4xx
-    /// but 401, 408, 425 and 429): the entry is kept, in state ``OutboxEntry/State/kept(_:)``, until the app retries or
+    /// but 401, 407, 408, 421, 425 and 429): the entry is kept, in state ``OutboxEntry/State/kept(_:)``, until the app retries or
     /// discards it.
     case kept(OutboxEntry, ServiceError)
     /// The app discarded the entry with ``Outbox/discard(_:)``: it will never be sent.

@@ -13,8 +13,10 @@ import Foundation
 public struct OutboxOutcome: Sendable, Hashable {
     /// How the write left the outbox.
     public enum Result: Sendable, Hashable {
-        /// The server accepted it with this answer (its body cut to
-        /// ``Outbox/maxKeptBodyBytes``, without the header fields the redaction names).
+        /// The server accepted it with this answer: its status, its header fields but those the
+        /// policy's redaction names, and its body cut to ``Outbox/maxKeptBodyBytes`` (empty
+        /// when the answer said `Cache-Control: no-store` or ``OfflinePolicy/storesAnswer``
+        /// kept it out).
         case sent(BackendResponse)
         /// The app discarded it with ``Outbox/discard(_:)``: it was never sent by a replay.
         case discarded

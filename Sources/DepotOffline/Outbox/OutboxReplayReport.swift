@@ -14,9 +14,11 @@ public struct OutboxReplayReport: Sendable, Hashable {
         case finished
         /// An entry met an outcome the server did not decide: no answer (`.cannotConnect`,
         /// `.noConnection`, `.timedOut`, `.transport`, `.cancelled`), a request that could not
-        /// be made (`.invalidRequest`, such as a token provider that failed), a `401`, `408`,
-        /// `425`, `429`, `5xx`, `1xx` or `3xx`: it and the entries behind it stay queued for a
-        /// later replay.
+        /// be made (`.invalidRequest`, such as a token provider that failed), a `401`, `407`,
+        /// `408`, `421`, `425`, `429`, `5xx`, `1xx` or `3xx`: it and the entries behind it stay
+        /// queued for a later replay. (`.timedOut` also when the replay held the outbox's
+        /// sender lease past its duration, 5 minutes without a renewal, and another sender
+        /// took it over.)
         case interrupted(ServiceError)
         /// Entries are queued but no request has gone through the `.offline` middleware since
         /// the store was opened, so there is nothing to send them through: call

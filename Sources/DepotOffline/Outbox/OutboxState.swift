@@ -19,9 +19,9 @@ final class OutboxState: @unchecked Sendable {
         var held = false
         /// The rest of the chain the middleware last handed on.
         var next: Outbox.Send?
-        /// The redaction of the middleware that last handed a request on: what outcomes drop
-        /// from the answers they keep.
-        var redaction = Redaction.default
+        /// The policy of the middleware that last handed a request on: what outcomes keep of
+        /// the answers.
+        var policy = OfflinePolicy()
         /// Whether a replay runs in this process.
         var running = false
         /// Sent and kept by the running replay so far.

@@ -28,7 +28,8 @@ final class SQLiteConnection {
     /// that is not a database fails at the first statement, not here.
     init(path: String, create: Bool) throws(OfflineStoreError) {
         self.path = path
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX
+        // NOFOLLOW: a symbolic link in the file's place is refused, never written through.
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW
         if create { flags |= SQLITE_OPEN_CREATE }
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
             // SQLITE_OPEN_FILEPROTECTION_COMPLETEUNTILFIRSTUSERAUTHENTICATION (Apple's SQLite):
