@@ -35,6 +35,9 @@ let package = Package(
                 .product(name: "Depot", package: "Depot"),
                 .product(name: "DepotBackendConformance", package: "Depot"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // Depot on AsyncHTTPClient next to hand-written AsyncHTTPClient and URLSession:

@@ -11,7 +11,8 @@ import Foundation
 /// Open one store per file and share it: it is safe to use from any thread or task (every
 /// call holds the store's lock around its one connection). The file is in WAL mode with
 /// `synchronous=FULL`, so a write the store has returned from survives the app being killed
-/// and the device losing power. On iOS, tvOS, watchOS and visionOS the files are protected
+/// and the device losing power. It is private: a folder the store creates is `0700`, the file
+/// and its companions `0600` (made so when an older store had them readable by others). On iOS, tvOS, watchOS and visionOS the files are protected
 /// until the device is first unlocked after a restart (`completeUntilFirstUserAuthentication`),
 /// so background work can still read them.
 ///
@@ -64,12 +65,7 @@ public final class OfflineStore: Sendable {
         guard url.isFileURL else {
             throw OfflineStoreError(.cannotOpen, path: url.absoluteString, message: "not a file URL")
         }
-        let folder = url.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw OfflineStoreError(.cannotOpen, path: path, message: "cannot create its folder: \(error)")
-        }
+        try StoreFiles.prepare(path: path)
         let connection = try SQLiteConnection(path: path, create: true)
         try Self.prepare(connection, migrations: migrations)
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
@@ -125,7 +121,10 @@ public final class OfflineStore: Sendable {
         // WAL: readers do not block the writer, and a commit is one append to the log.
         // synchronous=FULL: the log is synced at every commit, so a committed write survives
         // power loss too (NORMAL in WAL mode may lose the last commits then).
-        try connection.executeScript("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+        // secure_delete: deleted rows are overwritten with zeros, so a sent write's body or a
+        // removed answer leaves no bytes behind in the file.
+        try connection.executeScript(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON")
         #if canImport(Darwin)
             // On Apple platforms a plain fsync leaves the data in the drive's cache; F_FULLFSYNC
             // flushes it. (Elsewhere the pragma would only trade fdatasync for a slower fsync.)
@@ -197,8 +196,8 @@ public final class OfflineStore: Sendable {
         }
     }
 
-    /// Deletes the store's file at `url` and its `-wal`, `-shm` and `-journal` companions;
-    /// files already absent are not an error.
+    /// Deletes the store's file at `url` and its `-wal`, `-shm`, `-journal` and
+    /// `-sender.lock` companions; files already absent are not an error.
     ///
     /// Call it to start afresh after ``init(at:)`` refused a file, or to delete a user's data
     /// entirely. Release every ``OfflineStore`` open on the file first: a store still open
@@ -208,7 +207,7 @@ public final class OfflineStore: Sendable {
     ///   removed.
     public static func remove(at url: URL) throws(OfflineStoreError) {
         let path = url.path(percentEncoded: false)
-        for suffix in ["", "-wal", "-shm", "-journal"] {
+        for suffix in StoreFiles.suffixes {
             let file = path + suffix
             do {
                 try FileManager.default.removeItem(atPath: file)

@@ -31,6 +31,9 @@ public struct OfflineStoreError: Error, Sendable, Hashable, CustomStringConverti
         case cannotOpen
         /// A file operation outside SQLite failed (removing the files, file protection).
         case fileSystem
+        /// The outbox already holds `limit` writes (``OfflinePolicy/maxQueuedWrites``): a write
+        /// is not queued until replays or the app's ``Outbox/discard(_:)`` make room.
+        case outboxFull(limit: Int)
         /// Any other SQLite failure (I/O error, full disk, a lock held too long): usually
         /// worth a retry later.
         case sqlite
@@ -70,6 +73,7 @@ public struct OfflineStoreError: Error, Sendable, Hashable, CustomStringConverti
             return "schema version \(found) is newer than this code knows (\(supported))"
         case .cannotOpen: return "cannot open the file"
         case .fileSystem: return "file operation failed"
+        case .outboxFull(let limit): return "the outbox is full (\(limit) writes)"
         case .sqlite: return "SQLite failed"
         }
     }

@@ -19,7 +19,7 @@ enum StoreSchema {
     static let applicationID: Int32 = 0x4470_6F74
 
     /// Every step, in order; the last one's version is the current schema version.
-    static let migrations: [SchemaMigration] = [version1, version2, version3]
+    static let migrations: [SchemaMigration] = [version1, version2, version3, version4]
 
     /// The current schema version.
     static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -100,6 +100,38 @@ enum StoreSchema {
             CREATE TRIGGER answers_uncounted AFTER DELETE ON answers BEGIN
                 UPDATE answer_totals SET count = count - 1, bytes = bytes - old.bytes WHERE id = 1;
             END;
+            """
+    )
+
+    /// The outbox's order by resource and its recent outcomes.
+    ///
+    /// - `outbox.resource`: the entry's path without query, fragment or surrounding `/` (as
+    ///   `StoredResponseKey.resource(of:)` reads it), indexed over kept entries, so that a
+    ///   replay holds a queued write behind a kept one to the same resource and a new write
+    ///   finds such a kept one at once.
+    /// - `outbox_outcomes`: the latest entries that left the outbox, sent (with the status,
+    ///   header fields and first bytes of the server's answer) or discarded, in `sequence`
+    ///   order.
+    static let version4 = SchemaMigration(
+        version: 4,
+        sql: """
+            ALTER TABLE outbox ADD COLUMN resource TEXT NOT NULL DEFAULT '';
+            UPDATE outbox SET resource = trim(
+                CASE WHEN instr(path, '?') > 0 THEN substr(path, 1, instr(path, '?') - 1) ELSE path END, '/');
+            CREATE INDEX outbox_kept_by_resource ON outbox (resource, position) WHERE state = 'kept';
+            CREATE TABLE outbox_outcomes (
+                sequence INTEGER PRIMARY KEY,
+                entry_id TEXT NOT NULL,
+                method TEXT NOT NULL,
+                path TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                outcome TEXT NOT NULL,
+                status INTEGER,
+                headers BLOB NOT NULL,
+                body BLOB NOT NULL,
+                decided_at REAL NOT NULL
+            );
             """
     )
 }

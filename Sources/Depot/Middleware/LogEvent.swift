@@ -104,7 +104,7 @@ public struct LogEvent: Sendable, Hashable, CustomStringConvertible {
         let items = query.map { item in
             let name = Self.encode(item.name)
             guard let value = item.value else { return name }
-            return name + "=" + (value == LoggingMiddleware.redacted ? value : Self.encode(value))
+            return name + "=" + (value == Redaction.mask ? value : Self.encode(value))
         }
         return path + "?" + items.joined(separator: "&")
     }

@@ -1,13 +1,14 @@
 import Foundation
 
 /// Reports every request to a closure the app sets: a ``LogEvent`` when it is sent and one
-/// when it ends, numbered, timed on a monotonic clock, with secrets redacted.
+/// when it ends, numbered, timed on a monotonic clock, with secrets masked.
 ///
-/// `Authorization`, `Cookie`, `Set-Cookie` and `Proxy-Authorization` are always redacted,
-/// in request and response headers alike (names compared without regard to case); add
-/// your own (`X-API-Key`) and query items (`api_key`), which are redacted wherever the
-/// request carries them: in its query items or in a query inside its path (a server's
-/// `Link` URL, say). Depot depends on no logging library:
+/// The header fields and query items a ``Redaction`` names (``Redaction/default``:
+/// `Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`, `access_token`, `api_key`, …) are
+/// masked in request and response headers alike, and wherever the request carries a query
+/// item: in its query items or in a query inside its path (a server's `Link` URL, say). Pass
+/// the same ``Redaction`` to DepotOffline's `OfflinePolicy`, so that a secret named once
+/// stays out of logs and files. Depot depends on no logging library:
 /// forward the events to swift-log or `os.Logger` in a few lines (see the README).
 ///
 /// ```swift
@@ -18,35 +19,20 @@ import Foundation
 ///
 /// Where it sits in the chain decides what it sees: in front of ``RetryMiddleware`` it
 /// reports one request per call, whatever the attempts; behind it, every attempt.
-/// Behind ``BearerAuthMiddleware`` it sees the `Authorization` field (redacted).
+/// Behind ``BearerAuthMiddleware`` it sees the `Authorization` field (masked).
 public struct LoggingMiddleware: Middleware {
-    /// The fields that are always redacted.
-    public static let sensitiveHeaders: Set<String> = [
-        "Authorization", "Cookie", "Set-Cookie", "Proxy-Authorization",
-    ]
-
-    /// What stands in for a redacted value.
-    public static let redacted = "<redacted>"
-
     private let log: @Sendable (LogEvent) -> Void
-    private let redactedHeaders: Set<String>
-    private let redactedQueryItems: Set<String>
+    private let redaction: Redaction
     private let counter = Counter()
 
     /// Creates a logging middleware.
     ///
     /// - Parameters:
-    ///   - headers: more header names to redact, besides ``sensitiveHeaders``.
-    ///   - queryItems: query item names whose values to redact (`api_key`, `token`).
+    ///   - redaction: the header fields and query items whose values are masked.
     ///   - log: receives each event, on the thread where it happened; keep it quick.
-    public init(
-        redactingHeaders headers: Set<String> = [],
-        redactingQueryItems queryItems: Set<String> = [],
-        log: @escaping @Sendable (LogEvent) -> Void
-    ) {
+    public init(redacting redaction: Redaction = .default, log: @escaping @Sendable (LogEvent) -> Void) {
         self.log = log
-        self.redactedHeaders = Set(Self.sensitiveHeaders.union(headers).map { $0.lowercased() })
-        self.redactedQueryItems = Set(queryItems.map { $0.lowercased() })
+        self.redaction = redaction
     }
 
     /// Reports `request` as sent, sends it on, and reports how it ended.
@@ -63,8 +49,8 @@ public struct LoggingMiddleware: Middleware {
                 requestNumber: counter.next(),
                 method: request.method,
                 path: path,
-                query: (pathQuery + request.query).map(redact),
-                headers: redact(request.headers),
+                query: (pathQuery + request.query).map(redaction.masking),
+                headers: redaction.masking(request.headers),
                 bodySize: request.bodySize,
                 phase: .sent
             )
@@ -76,7 +62,7 @@ public struct LoggingMiddleware: Middleware {
                 switch result {
                 case .success(let response):
                     ended.phase = .succeeded(
-                        status: response.status, headers: redact(response.headers),
+                        status: response.status, headers: redaction.masking(response.headers),
                         bodySize: response.bodySize)
                 case .failure(let error):
                     ended.phase = .failed(redact(error))
@@ -95,24 +81,11 @@ public struct LoggingMiddleware: Middleware {
         return QueryString.split(path)
     }
 
-    private func redact(_ headers: HTTPHeaders) -> HTTPHeaders {
-        HTTPHeaders(
-            headers.fields.map { field in
-                redactedHeaders.contains(field.name.lowercased())
-                    ? HTTPHeaders.Field(name: field.name, value: Self.redacted) : field
-            })
-    }
-
-    private func redact(_ item: URLQueryItem) -> URLQueryItem {
-        guard item.value != nil, redactedQueryItems.contains(item.name.lowercased()) else { return item }
-        return URLQueryItem(name: item.name, value: Self.redacted)
-    }
-
-    /// `error` with the headers of the response it keeps redacted.
+    /// `error` with the headers of the response it keeps masked.
     private func redact(_ error: ServiceError) -> ServiceError {
         func clean(_ response: FailureResponse) -> FailureResponse {
             var response = response
-            response.headers = redact(response.headers)
+            response.headers = redaction.masking(response.headers)
             return response
         }
         switch error {

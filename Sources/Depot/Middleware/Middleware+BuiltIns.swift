@@ -37,13 +37,12 @@ extension Middleware where Self == BearerAuthMiddleware {
 }
 
 extension Middleware where Self == LoggingMiddleware {
-    /// Reports each request to `log`, secrets redacted; see ``LoggingMiddleware``.
+    /// Reports each request to `log`, the secrets `redaction` names masked; see
+    /// ``LoggingMiddleware``.
     public static func logging(
-        redactingHeaders headers: Set<String> = [],
-        redactingQueryItems queryItems: Set<String> = [],
-        _ log: @escaping @Sendable (LogEvent) -> Void
+        redacting redaction: Redaction = .default, _ log: @escaping @Sendable (LogEvent) -> Void
     ) -> LoggingMiddleware {
-        LoggingMiddleware(redactingHeaders: headers, redactingQueryItems: queryItems, log: log)
+        LoggingMiddleware(redacting: redaction, log: log)
     }
 }
 

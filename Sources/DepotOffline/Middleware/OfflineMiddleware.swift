@@ -45,18 +45,23 @@ import Foundation
 /// a retry placed in front of this middleware) reports to none. Keep `.offline(store)`
 /// first, and collect the call you await.
 ///
-/// **Requests never queued.** A write ``OfflinePolicy/queuesWrite`` excludes (a sign-in,
-/// a token refresh: anything whose body carries a secret) passes through and fails as the
-/// network failed; it is never written to the file.
+/// **Secrets never reach the file.** The header fields ``OfflinePolicy/redaction`` names are
+/// dropped from stored answers and queued writes; a request whose URL carries one of its
+/// query items (`GET me?access_token=…`) is neither stored nor queued. A write
+/// ``OfflinePolicy/queuesWrite`` excludes (a sign-in, a token refresh: anything whose body
+/// carries a secret) passes through and fails as the network failed, and an answer
+/// ``OfflinePolicy/storesAnswer`` excludes is not stored. Deleted rows are overwritten
+/// (`PRAGMA secure_delete`), so a sent write's body leaves no bytes behind.
 ///
 /// **Transfers pass through.** A download (``Depot/BackendRequest/destination``) is neither
 /// stored nor served from the store, and an upload from a file
 /// (``Depot/BackendRequest/bodyFile``) is never queued: it fails as the network failed. The file
 /// is the app's, and may be gone by the time a replay would read it.
 ///
-/// **One store per API.** Answers are kept by path, query and account, not by host: give
-/// each API (each base URL) a store of its own, and queued writes are replayed through the
-/// backend they were made on.
+/// **One store per API.** Answers are kept by path, query and account, not by host, and
+/// queued writes are replayed through the chain of the `.offline(store)` middleware that
+/// handled the last request in the process: give each API (each base URL) a store of its
+/// own.
 ///
 /// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
 /// there.
@@ -83,15 +88,18 @@ public struct OfflineMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         // Remembered for the outbox's replays; while writes are queued, a success through it
         // starts one.
-        let next = store.outbox.relay(next)
+        let next = store.outbox.relay(next, redaction: policy.redaction)
         // Files are not stored: a download's answer is on disk already, and an upload's
         // file may be gone by the time a replay would read it.
         if request.bodyFile != nil || request.destination != nil { return next(request) }
         switch request.method {
         case .get: return read(request, next: next)
         case .post, .put, .patch, .delete:
-            guard policy.queuesWrite(request) else { return next(request) }
-            return store.outbox.send(request, through: next)
+            guard policy.queuesWrite(request), !policy.redaction.carriesSecretInURL(request) else {
+                return next(request)
+            }
+            return store.outbox.send(
+                request, through: next, redaction: policy.redaction, limit: policy.maxQueuedWrites)
         default: return next(request)
         }
     }
@@ -117,7 +125,9 @@ public struct OfflineMiddleware: Middleware {
                     receipt?.record(.network)
                     // Kept before the caller hears of it, so a read the caller makes next
                     // finds it, written or not.
-                    if let kept = StoredAnswer.keepable(response, for: request) {
+                    if policy.storesAnswer(request, response),
+                        let kept = StoredAnswer.keepable(response, for: request, redaction: policy.redaction)
+                    {
                         writer.keep(kept, for: key, in: answers, generation: generation)
                     }
                     promise(.success(response))

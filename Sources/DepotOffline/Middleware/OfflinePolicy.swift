@@ -26,20 +26,40 @@ public struct OfflinePolicy: Sendable {
     /// refresh, a password change — so that it is never written to the file: such a request
     /// passes through and fails as the network failed.
     public var queuesWrite: @Sendable (BackendRequest) -> Bool
+    /// Whether the answer to a `GET` is stored (`true` by default, for every `2xx` not marked
+    /// `no-store`). Return `false` for answers that carry a secret in their body (a token
+    /// endpoint read with `GET`, a profile with an API key in it).
+    public var storesAnswer: @Sendable (BackendRequest, BackendResponse) -> Bool
+    /// The secrets never written to the file: header fields dropped from stored answers and
+    /// queued writes, and query items whose presence keeps a request out of the file
+    /// altogether (an answer to `GET me?access_token=…` is not stored, a write to such a URL
+    /// not queued). Pass the same value to `.logging(redacting:)`.
+    public var redaction: Redaction
+    /// The most writes the outbox holds, queued and kept together. A write that fails while
+    /// it is full is not queued: its caller gets the network's error, or, when it would have
+    /// had to wait behind queued entries, ``Depot/ServiceError/invalidRequest(_:)`` saying
+    /// the outbox is full (it is not sent ahead of them).
+    public var maxQueuedWrites: Int
 
-    /// A policy; the defaults keep up to 50 MiB in 10,000 answers for one account and queue
-    /// every write.
+    /// A policy; the defaults keep up to 50 MiB in 10,000 answers for one account, queue every
+    /// write, up to 10,000, and keep ``Depot/Redaction/default``'s secrets out of the file.
     public init(
         maxBytes: Int = 50 << 20,
         maxEntries: Int = 10_000,
         servesStoredAnswersOnServerError: Bool = false,
         account: @escaping @Sendable () -> String = { "" },
-        queuesWrite: @escaping @Sendable (BackendRequest) -> Bool = { _ in true }
+        queuesWrite: @escaping @Sendable (BackendRequest) -> Bool = { _ in true },
+        storesAnswer: @escaping @Sendable (BackendRequest, BackendResponse) -> Bool = { _, _ in true },
+        redaction: Redaction = .default,
+        maxQueuedWrites: Int = 10_000
     ) {
         self.maxBytes = maxBytes
         self.maxEntries = maxEntries
         self.servesStoredAnswersOnServerError = servesStoredAnswersOnServerError
         self.account = account
         self.queuesWrite = queuesWrite
+        self.storesAnswer = storesAnswer
+        self.redaction = redaction
+        self.maxQueuedWrites = maxQueuedWrites
     }
 }

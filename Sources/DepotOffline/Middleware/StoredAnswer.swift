@@ -8,13 +8,22 @@ enum StoredAnswer {
     /// credentials: ``Depot/StoredResponse`` never keeps them; with the request's values of
     /// the fields it varies on), or `nil` when it must not be:
     /// not a `2xx` (or a partial `206`), or marked `no-store` by either side.
-    static func keepable(_ response: BackendResponse, for request: BackendRequest) -> StoredResponse? {
+    /// Neither does it keep a header field `redaction` names, nor a request's value of one;
+    /// and a request whose URL carries one of its query items is not kept at all.
+    static func keepable(_ response: BackendResponse, for request: BackendRequest, redaction: Redaction)
+        -> StoredResponse?
+    {
         guard (200..<300).contains(response.status), response.status != 206,
-            !CacheControl(response.headers).noStore, !CacheControl(request.headers).noStore
+            !CacheControl(response.headers).noStore, !CacheControl(request.headers).noStore,
+            !redaction.carriesSecretInURL(request)
         else { return nil }
+        var response = response
+        response.headers = redaction.removingSecrets(from: response.headers)
         // The same record of the fields it varies on as a cache keeps (`Vary: *` records
         // none: the answer still serves offline, and no cache reuses it).
-        return StoredResponse(response, varying: CachePolicy.varying(of: response, for: request) ?? [:])
+        let varying = (CachePolicy.varying(of: response, for: request) ?? [:])
+            .filter { !redaction.redacts(header: $0.key) }
+        return StoredResponse(response, varying: varying)
     }
 
     /// Whether `error` is one a stored answer may replace at all.

@@ -24,67 +24,91 @@ import Foundation
 /// from its first attempt: a new UUID unless the request already has one. The key is chosen
 /// when the write's future is made, so starting that same future again sends the same key
 /// (a server that honours keys takes it for the same write); make a new future for a new
-/// write. The same key goes
-/// with every replay, so a server that honours the header applies the write once even when an
-/// earlier attempt reached it and only the answer was lost. Since the key makes sending it
-/// again safe, the request is also marked ``Depot/BackendRequest/isRetryable`` for a retry
-/// middleware behind this one.
+/// write. The same key goes with every replay, so a server that honours the header applies
+/// the write once even when an earlier attempt reached it and only the answer was lost. Since
+/// the key makes sending it again safe, the request is also marked
+/// ``Depot/BackendRequest/isRetryable`` for a retry middleware behind this one.
 ///
 /// **A write that fails before any answer arrives** (`.cannotConnect`, `.noConnection`,
 /// `.timedOut` or `.transport`; not `.cancelled`) is committed to the store in one durable
 /// transaction (synced to disk: it survives the app being killed and a power loss), and only
 /// then does its caller's future fail with ``Depot/ServiceError/queued(_:)``, whose
 /// ``Depot/QueuedWrite/id`` is the entry's ``OutboxEntry/id``. It is never reported as a
-/// success. If that commit fails, the caller gets the original transport error: nothing was
-/// queued. A write that got any HTTP answer is returned as it is: a 4xx or 5xx is the server's
-/// answer, not queued.
+/// success. If that commit fails (a full disk, or ``OfflinePolicy/maxQueuedWrites`` entries
+/// already wait), the caller gets the original transport error: nothing was queued. A write
+/// that got any HTTP answer is returned as it is: a 4xx or 5xx is the server's answer, not
+/// queued.
 ///
 /// **What is stored**: method, path, query, header fields, body, the key and when it was
-/// queued. Never a credential: `Authorization`, `Proxy-Authorization` and `Cookie` are
-/// dropped before writing. List `.offline(store)` **first**, in front of authentication, so
-/// that requests carry none when they reach it anyway, and each replay gets a fresh token
-/// from the auth middleware behind it.
+/// queued. Never a secret: the header fields ``OfflinePolicy/redaction`` names
+/// (`Authorization`, `Cookie`, `X-Api-Key`, … by default) are dropped before writing, and a
+/// write whose query carries a secret (`access_token=…`) is not queued at all. List
+/// `.offline(store)` **first**, in front of authentication, so that requests carry no
+/// credential when they reach it anyway, and each replay gets a fresh one from the
+/// middleware behind it.
 ///
-/// **Order.** Writes are replayed in the order they were queued. While entries are queued, a
-/// new write does not overtake them: it is queued behind them (its caller gets `.queued`
-/// too) and a replay starts, which sends the earlier entries first and then this one. So a
-/// `PATCH` never reaches the server before the queued `POST` that created its record.
+/// **Order.** Writes are replayed in the order they were queued, and a new write never
+/// overtakes an older one to the same resource (path):
+/// - while any entry is queued, a new write is queued behind it (its caller gets `.queued`
+///   too) and a replay starts, which sends the earlier entries first and then this one; so a
+///   `PATCH` never reaches the server before the queued `POST` that created its record;
+/// - while a `PUT`, `PATCH` or `DELETE` of a path is kept after a refusal (below), a new
+///   write to that path is queued behind it and held there, unsent, until the app resolves
+///   the kept one with ``retry(_:)`` (then the kept one goes first) or ``discard(_:)``;
+///   writes to other paths go on, and so do creates (a kept `POST todos` holds back no other
+///   `POST todos`).
+///
 /// (Writes started at the same time, from different tasks, have no order between them.)
 ///
 /// **Replay** (``replay()``): the queued entries are sent one at a time, in order, through
 /// the rest of the chain (what follows the middleware: auth, retry, the backend), each with
 /// its own stored key. Outcomes, reported on ``events``:
 /// - a 2xx: the entry is removed from the store, ``OutboxEvent/sent(_:_:)``;
-/// - a failure before any answer, a 5xx, a 503 or a 429: the replay stops and the entries
-///   stay queued, in order, for a later replay (so a write the server keeps answering with a
-///   5xx holds back those behind it: ``entries()`` shows it, and ``discard(_:)`` lets the
-///   rest go);
-/// - a refusal (409, 412, any other 4xx) or a request that cannot be sent: the entry is
-///   **kept** (state ``OutboxEntry/State/kept(_:)``, with the status and the server's
-///   message), ``OutboxEvent/kept(_:_:)``, and **the replay goes on with the entries behind
-///   it**: one refused to-do must not hold back the others. A later entry that depended on
-///   the refused one gets its own refusal (a 404, say) and is kept too, so nothing is lost
-///   and the app sees both. The app resolves kept entries with ``retry(_:)`` (back in the
-///   queue at its place) or ``discard(_:)``.
+/// - anything the server did not decide: no answer, a request that could not be made (a
+///   token provider that failed, say), a `401`, `408`, `425`, `429`, any `5xx`, a `1xx` or
+///   `3xx`: **the replay stops and the entry stays queued**, with those behind it, in order,
+///   for a later replay (so an entry the server keeps answering with a 5xx holds back those
+///   behind it: ``entries()`` shows it, and ``discard(_:)`` lets the rest go);
+/// - a refusal by the server (`400`, `403`, `404`, `409`, `410`, `412`, `422` and every other
+///   4xx): the entry is **kept** (state ``OutboxEntry/State/kept(_:)``, with the status, the
+///   server's message and the first 64 KiB of its body), ``OutboxEvent/kept(_:_:)``, and **the
+///   replay goes on with the entries behind it**, but for writes to the path of a kept
+///   `PUT`, `PATCH` or `DELETE`, which wait for the app's decision: one refused to-do must
+///   not hold back the others, and a stale edit must not land after a newer one.
 ///
-/// Nothing queued is ever dropped silently: an entry leaves the store only when the server
-/// accepted it, when the app discards it, or with ``OfflineStore/removeAll()``.
+/// **Delivery: at least once; exactly once where the server honours `Idempotency-Key`.**
+/// An entry leaves the store only when the server accepted it (2xx), when the app discards
+/// it, or with ``OfflineStore/removeAll()``: nothing queued is ever dropped silently. A
+/// replay removes an entry *after* its 2xx arrives, so a process killed between the two
+/// sends that entry again later, with the same key: a server that honours the key answers
+/// it without applying it twice; one that does not applies it twice.
+///
+/// **One sender per store**, across processes too: a replay holds an exclusive lock on a
+/// file beside the store (``OfflineStore/url`` + `-sender.lock`) while it runs, so an app and
+/// its extension sharing the file never send an entry twice. A replay started while another
+/// process replays waits for it, then sends what is still queued. The kernel releases the
+/// lock when a process ends, however it ends.
 ///
 /// A replay starts on its own after any later request through the middleware succeeds (a 2xx
 /// to a read or a write), in the background, when entries are queued; checking costs one
-/// lock, so the online path stays fast. Only one replay runs at a time: calling ``replay()``
-/// while one runs waits for that one and returns its report.
-///
-/// Open one ``OfflineStore`` per file in a process: the outbox keeps a count of queued entries
-/// in memory, and a second store on the same file would not see the first one's changes.
+/// lock, so the online path stays fast. Replays go through the rest of the chain of the
+/// `.offline` middleware that handled the last request in this process (or the backend given
+/// to ``replay(through:)``): give each API a store of its own. Calling ``replay()`` while one
+/// runs in this process waits for that one and returns its report.
 public final class Outbox: Sendable {
     /// The rest of a middleware chain: what a replay sends entries through.
     typealias Send = @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
 
     /// The header field of draft-ietf-httpapi-idempotency-key-header.
     static let idempotencyKeyField = "Idempotency-Key"
-    /// Header fields never stored: credentials.
-    static let credentialFields = ["Authorization", "Proxy-Authorization", "Cookie"]
+    /// The most bytes of a refusal's body an entry keeps, and of a sent entry's answer kept
+    /// among the ``recentOutcomes()``.
+    public static let maxKeptBodyBytes = 64 << 10
+    /// How many outcomes ``recentOutcomes()`` keeps: the latest.
+    public static let maxRecentOutcomes = 100
+    /// How many events each stream of ``events`` holds for a subscriber that does not read
+    /// them: past that the oldest are dropped.
+    public static let eventBufferLimit = 1_000
 
     /// The outbox a replay is sending for, so that a request a replay sends through a backend
     /// that includes the `.offline` middleware again passes through instead of being queued.
@@ -93,16 +117,17 @@ public final class Outbox: Sendable {
     let database: SQLiteDatabase
     private let state: OutboxState
     private let hub = OutboxEventHub()
+    /// The one-sender rule across processes.
+    private let senderLock: SenderLock
     /// Where failed writes are committed, off the thread that delivered the failure.
     private let queue = DispatchQueue(label: "depot.offline.outbox")
 
     /// The outbox of the store whose connection is `database`.
     init(database: SQLiteDatabase) throws(OfflineStoreError) {
         self.database = database
-        let queued = try database.withConnection { connection throws(OfflineStoreError) in
-            try connection.integer("SELECT count(*) FROM outbox WHERE state = 'queued'") ?? 0
-        }
-        state = OutboxState(queuedCount: Int(queued))
+        senderLock = SenderLock(storePath: database.path)
+        state = OutboxState()
+        try database.withConnection { connection throws(OfflineStoreError) in try syncCounts(connection) }
     }
 
     deinit {
@@ -126,17 +151,36 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// How many entries wait for a replay (kept entries not counted); read from memory.
+    /// What became of the latest entries that left the outbox (up to ``maxRecentOutcomes``,
+    /// oldest first): sent, with the server's answer (the `201`'s `Location` and body carry
+    /// the created record's id), or discarded.
+    ///
+    /// Kept in the store with the removal itself, so an app that subscribes to ``events``
+    /// late, or starts again after a replay in the background, still learns what the server
+    /// answered.
+    public func recentOutcomes() throws(OfflineStoreError) -> [OutboxOutcome] {
+        let path = database.path
+        return try database.withConnection { connection throws(OfflineStoreError) in
+            try connection.query("SELECT \(Self.outcomeColumns) FROM outbox_outcomes ORDER BY sequence") {
+                row throws(OfflineStoreError) in try Self.outcome(from: row, path: path)
+            }
+        }
+    }
+
+    /// How many entries wait for a replay (kept entries not counted), as this process last
+    /// read them from the file.
     public var queuedCount: Int {
         state.withLock { $0.queuedCount }
     }
 
     /// A stream of what happens to entries from now on: each access returns a new stream, fed
-    /// with every event after it was created, in the order the store changed; events wait in
-    /// the stream until read. Stop iterating (or cancel the task) to unsubscribe; the stream
-    /// ends when the store is released.
+    /// with every event after it was created, in the order the store changed. Events wait in
+    /// the stream until read, up to ``eventBufferLimit`` of them: a subscriber that stops
+    /// reading loses the oldest first (``recentOutcomes()`` and ``entries()`` still tell
+    /// where every entry stands). Stop iterating (or cancel the task) to unsubscribe; the
+    /// stream ends when the store is released.
     public var events: AsyncStream<OutboxEvent> {
-        hub.subscribe()
+        hub.subscribe(bufferingNewest: Self.eventBufferLimit)
     }
 
     /// Puts a kept entry back in the queue at its place (before every entry queued after
@@ -150,6 +194,7 @@ public final class Outbox: Sendable {
     public func retry(_ id: String) throws(OfflineStoreError) -> Bool {
         let path = database.path
         let requeued = try database.withConnection { connection throws(OfflineStoreError) -> Bool in
+            try syncCounts(connection)
             let entry = try connection.transaction { () throws(OfflineStoreError) -> OutboxEntry? in
                 try connection.execute(
                     """
@@ -161,7 +206,11 @@ public final class Outbox: Sendable {
                 return try Self.entry(id: id, in: connection, path: path)
             }
             guard let entry else { return false }
-            state.withLock { $0.queuedCount += 1 }
+            state.withLock {
+                $0.queuedCount += 1
+                $0.keptCount -= 1
+                $0.held = false
+            }
             hub.emit(.queued(entry))
             return true
         }
@@ -172,35 +221,48 @@ public final class Outbox: Sendable {
     /// Removes an entry, queued or kept, so that it is never sent, and reports
     /// ``OutboxEvent/discarded(_:)``.
     ///
-    /// For a refusal the app will not resolve, or a pending change the user cancelled. An
-    /// entry a replay is sending at that moment may still reach the server (its
+    /// For a refusal the app will not resolve, or a pending change the user cancelled. Writes
+    /// to the same path held behind a kept entry go on once it is discarded. An entry a
+    /// replay is sending at that moment may still reach the server (its
     /// ``OutboxEvent/sent(_:_:)`` then follows).
     ///
     /// - Returns: `false` when no entry has that id.
     @discardableResult
     public func discard(_ id: String) throws(OfflineStoreError) -> Bool {
         let path = database.path
-        return try database.withConnection { connection throws(OfflineStoreError) -> Bool in
+        let removed = try database.withConnection { connection throws(OfflineStoreError) -> OutboxEntry? in
+            try syncCounts(connection)
             let removed = try connection.transaction { () throws(OfflineStoreError) -> OutboxEntry? in
                 guard let entry = try Self.entry(id: id, in: connection, path: path) else { return nil }
                 try connection.execute("DELETE FROM outbox WHERE id = ?", [.text(id)])
+                try Self.recordOutcome(
+                    of: entry, response: nil, redaction: state.withLock { $0.redaction }, in: connection)
                 return entry
             }
-            guard let removed else { return false }
-            if removed.isQueued { state.withLock { $0.queuedCount -= 1 } }
+            guard let removed else { return nil }
+            state.withLock {
+                if removed.isQueued { $0.queuedCount -= 1 } else { $0.keptCount -= 1 }
+                $0.held = false
+            }
             hub.emit(.discarded(removed))
-            return true
+            return removed
         }
+        guard let removed else { return false }
+        // Writes held behind a kept entry may go now.
+        if !removed.isQueued { replayInBackground() }
+        return true
     }
 
     // MARK: - Replay
 
     /// Sends the queued entries, in order, through the rest of the chain of the `.offline`
-    /// middleware that last handled a request, and returns what happened.
+    /// middleware that last handled a request in this process, and returns what happened.
     ///
     /// See ``Outbox`` for the outcomes; each entry's arrives on ``events`` as it happens. Only
-    /// one replay runs at a time: while one runs (started by another call or automatically),
-    /// this waits for it and returns its report. Without queued entries it returns at once
+    /// one replay runs at a time, across processes too: while one runs in this process
+    /// (started by another call or automatically), this waits for it and returns its report;
+    /// while another process replays the file, this waits for it, then sends what is still
+    /// queued. Without queued entries it returns at once
     /// (``OutboxReplayReport/Ending/finished``); when no request went through the middleware
     /// since the store was opened, with ``OutboxReplayReport/Ending/noBackend``: use
     /// ``replay(through:)`` then. Cancelling the awaiting task does not stop the replay.
@@ -229,13 +291,26 @@ public final class Outbox: Sendable {
     }
 
     private func replay(using given: Send?) async -> OutboxReplayReport {
-        await withCheckedContinuation { (continuation: CheckedContinuation<OutboxReplayReport, Never>) in
+        // Entries another process queued count too.
+        var failure: OfflineStoreError?
+        do {
+            try database.withConnection { connection throws(OfflineStoreError) in try syncCounts(connection) }
+        } catch {
+            failure = error
+        }
+        return await withCheckedContinuation {
+            (continuation: CheckedContinuation<OutboxReplayReport, Never>) in
             let start = state.withLock { state -> ReplayStart in
                 if state.running {
                     state.waiters.append(continuation)
                     return .joined
                 }
                 if state.next == nil, let given { state.next = given }
+                if let failure {
+                    return .done(
+                        OutboxReplayReport(
+                            sent: 0, kept: 0, remaining: state.queuedCount, ending: .storeFailed(failure)))
+                }
                 guard state.queuedCount > 0 else {
                     return .done(OutboxReplayReport(sent: 0, kept: 0, remaining: 0, ending: .finished))
                 }
@@ -256,11 +331,13 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Starts a replay in the background when entries are queued, none runs, and a backend
-    /// is known.
+    /// Starts a replay in the background when entries are queued (and not all held behind
+    /// kept ones), none runs, and a backend is known.
     func replayInBackground() {
         let send = state.withLock { state -> Send? in
-            guard !state.running, state.queuedCount > 0, let next = state.next else { return nil }
+            guard !state.running, !state.held, state.queuedCount > 0, let next = state.next else {
+                return nil
+            }
             state.running = true
             return next
         }
@@ -268,13 +345,20 @@ public final class Outbox: Sendable {
         Task { await self.runReplay(through: send) }
     }
 
-    /// The replay loop: one entry at a time until none is queued or one interrupts it. The
-    /// caller has set `running`; this clears it and answers the waiters.
+    /// The replay loop: takes the sender lock, then sends one entry at a time until none can
+    /// be sent or one stops it. The caller has set `running`; this clears it, releases the
+    /// lock and answers the waiters.
     private func runReplay(through send: @escaping Send) async {
         var sent = 0
         var kept = 0
-        let ending: OutboxReplayReport.Ending
-        replaying: while true {
+        var ending: OutboxReplayReport.Ending
+        do {
+            try await senderLock.acquire()
+            ending = .finished
+        } catch {
+            ending = .storeFailed(error)
+        }
+        replaying: while case .finished = ending {
             let head: OutboxEntry?
             do {
                 head = try claimHead()
@@ -282,7 +366,7 @@ public final class Outbox: Sendable {
                 ending = .storeFailed(error)
                 break
             }
-            // `nil`: nothing was queued, and `claimHead` already ended the replay.
+            // `nil`: nothing can be sent, and `claimHead` already ended the replay.
             guard let entry = head else { return }
             let result = await Self.$replaying.withValue(ObjectIdentifier(self)) {
                 await send(entry.request).result
@@ -292,12 +376,12 @@ public final class Outbox: Sendable {
                 case .success(let response):
                     try recordSent(entry, response: response)
                     sent += 1
-                case .failure(let error) where Self.interruptsReplay(error):
-                    ending = .interrupted(error)
-                    break replaying
-                case .failure(let error):
+                case .failure(let error) where Self.isRefusal(error):
                     try recordKept(entry, error: error)
                     kept += 1
+                case .failure(let error):
+                    ending = .interrupted(error)
+                    break replaying
                 }
             } catch {
                 ending = .storeFailed(error)
@@ -306,6 +390,7 @@ public final class Outbox: Sendable {
             // Sent and kept so far are reported to whoever waits when the loop ends.
             state.withLock { $0.progress = (sent, kept) }
         }
+        senderLock.release()
         let waiters = state.withLock { state in
             state.running = false
             state.progress = (0, 0)
@@ -316,21 +401,34 @@ public final class Outbox: Sendable {
         for waiter in waiters { waiter.resume(returning: report) }
     }
 
-    /// The first queued entry; when there is none, ends the replay (under the store's lock, so
-    /// a write queued at that moment either is found here or finds no replay running and
-    /// starts one) and returns `nil`.
+    /// The first queued entry not held behind a kept `PUT`, `PATCH` or `DELETE` of its
+    /// resource; when there
+    /// is none, ends the replay (under the store's lock, so a write queued at that moment
+    /// either is found here or finds no replay running and starts one) and returns `nil`.
     private func claimHead() throws(OfflineStoreError) -> OutboxEntry? {
         let path = database.path
         return try database.withConnection { connection throws(OfflineStoreError) -> OutboxEntry? in
+            try syncCounts(connection)
             let head = try connection.query(
-                "SELECT \(Self.columns) FROM outbox WHERE state = 'queued' ORDER BY position LIMIT 1"
+                """
+                SELECT \(Self.columns) FROM outbox AS q
+                WHERE state = 'queued' AND NOT EXISTS (
+                    SELECT 1 FROM outbox AS k
+                    WHERE k.state = 'kept' AND k.resource = q.resource AND k.position < q.position
+                        AND k.method <> 'POST')
+                ORDER BY position LIMIT 1
+                """
             ) { row throws(OfflineStoreError) in try Self.entry(from: row, path: path) }.first
             if let head { return head }
+            senderLock.release()
             let (waiters, report) = state.withLock { state in
-                state.queuedCount = 0
+                // What is still queued waits behind kept entries: no use replaying it again
+                // until something changes.
+                state.held = state.queuedCount > 0
                 state.running = false
                 let report = OutboxReplayReport(
-                    sent: state.progress.sent, kept: state.progress.kept, remaining: 0, ending: .finished)
+                    sent: state.progress.sent, kept: state.progress.kept, remaining: state.queuedCount,
+                    ending: .finished)
                 state.progress = (0, 0)
                 defer { state.waiters = [] }
                 return (state.waiters, report)
@@ -340,13 +438,16 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Removes a sent entry (durably) and reports it.
+    /// Removes a sent entry (durably, with its outcome) and reports it.
     private func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
         try database.withConnection { connection throws(OfflineStoreError) in
             let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
                 try connection.execute(
                     "DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
-                return connection.changes > 0
+                guard connection.changes > 0 else { return false }
+                try Self.recordOutcome(
+                    of: entry, response: response, redaction: state.withLock { $0.redaction }, in: connection)
+                return true
             }
             if removed { state.withLock { $0.queuedCount -= 1 } }
             hub.emit(.sent(entry, response))
@@ -357,7 +458,7 @@ public final class Outbox: Sendable {
     private func recordKept(_ entry: OutboxEntry, error: ServiceError) throws(OfflineStoreError) {
         let refusal = OutboxRefusal(
             status: error.statusCode, message: error.message ?? error.errorDescription,
-            body: error.response?.body ?? Data(), refusedAt: Date())
+            body: (error.response?.body ?? Data()).prefix(Self.maxKeptBodyBytes), refusedAt: Date())
         try database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute(
@@ -374,24 +475,23 @@ public final class Outbox: Sendable {
             }
             // Discarded while it was being sent: nothing is kept, nothing to report.
             guard connection.changes > 0 else { return }
-            state.withLock { $0.queuedCount -= 1 }
+            state.withLock {
+                $0.queuedCount -= 1
+                $0.keptCount += 1
+            }
             var kept = entry
             kept.state = .kept(refusal)
             hub.emit(.kept(kept, error))
         }
     }
 
-    /// Whether `error` ends a replay with the entry still queued (no answer, or the server
-    /// asks to come back later) rather than keeping the entry as refused.
-    static func interruptsReplay(_ error: ServiceError) -> Bool {
-        switch error {
-        case .cannotConnect, .noConnection, .timedOut, .transport, .cancelled, .serviceUnavailable,
-            .serverError, .queued:
-            return true
-        case .invalidRequest, .unauthorized, .forbidden, .notFound, .conflict, .clientError,
-            .unexpectedStatus, .decoding:
-            return false
-        }
+    /// Whether `error` is the server's refusal of a write (a 4xx it decided: 400, 403, 404,
+    /// 409, 410, 412, 422, …), which keeps the entry for the app; anything else (no answer,
+    /// a request that could not be made, 401, 408, 425, 429, 5xx, 1xx, 3xx) stops the replay
+    /// with the entry still queued.
+    static func isRefusal(_ error: ServiceError) -> Bool {
+        guard let status = error.statusCode, (400..<500).contains(status) else { return false }
+        return ![401, 408, 425, 429].contains(status)
     }
 
     /// Whether `error` means the request got no answer at all: such a write is queued.
@@ -402,16 +502,33 @@ public final class Outbox: Sendable {
         }
     }
 
+    /// Reads the counts of queued and kept entries again when another connection (another
+    /// process, or another store on the file) committed a change since the last look: one
+    /// `PRAGMA data_version` otherwise. Called under the store's lock.
+    private func syncCounts(_ connection: SQLiteConnection) throws(OfflineStoreError) {
+        let version = try connection.integer("PRAGMA data_version") ?? 0
+        guard state.withLock({ $0.dataVersion != version }) else { return }
+        let queued = try connection.integer("SELECT count(*) FROM outbox WHERE state = 'queued'") ?? 0
+        let kept = try connection.integer("SELECT count(*) FROM outbox WHERE state = 'kept'") ?? 0
+        state.withLock {
+            $0.queuedCount = Int(queued)
+            $0.keptCount = Int(kept)
+            $0.dataVersion = version
+            $0.held = false
+        }
+    }
+
     // MARK: - The middleware's side
 
     /// The rest of the chain as the middleware hands it on: remembered for replays, and, while
     /// entries are queued, wrapped so that a success starts a replay in the background.
     /// Without queued entries it is `next` itself (nothing added to the online path but one
     /// lock).
-    func relay(_ next: @escaping Send) -> Send {
+    func relay(_ next: @escaping Send, redaction: Redaction) -> Send {
         let queued = state.withLock { state -> Bool in
             state.next = next
-            return state.queuedCount > 0
+            state.redaction = redaction
+            return state.queuedCount > 0 && !state.held
         }
         guard queued else { return next }
         return { [self] request in
@@ -426,10 +543,11 @@ public final class Outbox: Sendable {
     }
 
     /// Sends `request` (a write) through `next` with an `Idempotency-Key`, queuing it when it
-    /// fails before any answer or when entries are queued ahead of it (see ``Outbox``).
-    func send(_ request: BackendRequest, through next: @escaping Send) -> Future<
-        BackendResponse, ServiceError
-    > {
+    /// fails before any answer or when it must wait behind entries (see ``Outbox``), with the
+    /// header fields `redaction` names dropped from what is stored; `limit` entries at most.
+    func send(
+        _ request: BackendRequest, through next: @escaping Send, redaction: Redaction, limit: Int
+    ) -> Future<BackendResponse, ServiceError> {
         var request = request
         if !request.headers.contains(Self.idempotencyKeyField) {
             request.headers[Self.idempotencyKeyField] = UUID().uuidString.lowercased()
@@ -439,40 +557,58 @@ public final class Outbox: Sendable {
         if Self.replaying == ObjectIdentifier(self) { return next(request) }
         let write = request
         return Future { [self] promise in
-            guard state.withLock({ $0.queuedCount > 0 }) else {
-                return attempt(write, through: next, promise: promise)
+            // When the store cannot tell, better sent out of order than not at all.
+            guard (try? waitsBehindEntries(write)) == true else {
+                return attempt(write, through: next, redaction: redaction, limit: limit, promise: promise)
             }
-            // Behind queued entries: queue it too, and let a replay send them all in order.
-            let token = CancellationToken()
+            // Behind entries: queue it too, and let a replay send them all in order.
             queue.async { [self] in
                 do {
-                    let entry = try enqueue(write)
+                    let entry = try enqueue(write, redaction: redaction, limit: limit)
                     // Started before the caller hears of it: a replay it asks for joins this one.
                     replayInBackground()
                     promise(.failure(.queued(entry.queuedWrite)))
                 } catch {
-                    // The store cannot take it: better sent out of order than not at all.
-                    let attempt = attempt(write, through: next, promise: promise)
-                    token.onCancel { attempt.cancel() }
+                    // Sent now it would overtake the entries before it; the caller is told.
+                    promise(.failure(.invalidRequest("The write was neither sent nor queued: \(error)")))
                 }
             }
-            return token
+            return CancellationToken()
         }
     }
 
-    /// Sends `write` once; queues it when it fails before any answer.
+    /// Whether `write` must be queued behind entries: any queued one, or a kept `PUT`, `PATCH`
+    /// or `DELETE` of its resource.
+    private func waitsBehindEntries(_ write: BackendRequest) throws(OfflineStoreError) -> Bool {
+        try database.withConnection { connection throws(OfflineStoreError) -> Bool in
+            try syncCounts(connection)
+            let (queued, kept) = state.withLock { ($0.queuedCount, $0.keptCount) }
+            if queued > 0 { return true }
+            guard kept > 0 else { return false }
+            let resource = StoredResponseKey.resource(of: write.path)
+            return try connection.integer(
+                """
+                SELECT EXISTS (
+                    SELECT 1 FROM outbox WHERE state = 'kept' AND resource = ? AND method <> 'POST')
+                """, [.text(resource)]
+            ) == 1
+        }
+    }
+
+    /// Sends `write` once; queues it (when `limit` allows) when it fails before any answer.
     private func attempt(
-        _ write: BackendRequest, through next: Send,
+        _ write: BackendRequest, through next: Send, redaction: Redaction, limit: Int,
         promise: Future<BackendResponse, ServiceError>.Promise
     ) -> any Cancellable {
         next(write).start { [self] result in
-            guard case .failure(let failure) = result, Self.failedBeforeAnswer(failure) else {
+            guard case .failure(let failure) = result, Self.failedBeforeAnswer(failure), limit > 0 else {
                 promise(result)
                 return
             }
             queue.async { [self] in
                 do {
-                    promise(.failure(.queued(try enqueue(write).queuedWrite)))
+                    promise(
+                        .failure(.queued(try enqueue(write, redaction: redaction, limit: limit).queuedWrite)))
                 } catch {
                     // Nothing was queued: the caller gets the transport error itself.
                     promise(.failure(failure))
@@ -482,119 +618,62 @@ public final class Outbox: Sendable {
     }
 
     /// Commits `write` as the last entry, durably, then counts and reports it.
-    func enqueue(_ write: BackendRequest) throws(OfflineStoreError) -> OutboxEntry {
-        var headers = write.headers
-        for name in Self.credentialFields { headers.remove(name) }
+    ///
+    /// - Throws: ``OfflineStoreError/Kind/outboxFull(limit:)`` when `limit` entries (queued
+    ///   or kept) are in the store already.
+    func enqueue(_ write: BackendRequest, redaction: Redaction, limit: Int) throws(OfflineStoreError)
+        -> OutboxEntry
+    {
+        var headers = redaction.removingSecrets(from: write.headers)
         let key = headers[Self.idempotencyKeyField] ?? UUID().uuidString.lowercased()
         headers.remove(Self.idempotencyKeyField)
         let body = write.body.flatMap { $0.isEmpty ? nil : $0 }
         let id = UUID().uuidString.lowercased()
         let createdAt = Date()
+        let path = database.path
         return try database.withConnection { connection throws(OfflineStoreError) -> OutboxEntry in
             let entry = try connection.transaction(durable: true) {
                 () throws(OfflineStoreError) -> OutboxEntry in
+                let count = try connection.integer("SELECT count(*) FROM outbox") ?? 0
+                guard count < limit else {
+                    throw OfflineStoreError(
+                        .outboxFull(limit: limit), path: path, message: "\(count) writes wait to be sent")
+                }
                 let position =
                     try connection.integer("SELECT coalesce(max(position), 0) + 1 FROM outbox") ?? 1
                 try connection.execute(
                     """
                     INSERT INTO outbox (id, position, method, path, query, headers, body, idempotency_key,
-                        created_at, state)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued')
+                        created_at, state, resource)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)
                     """,
                     [
                         .text(id), .integer(position), .text(write.method.rawValue), .text(write.path),
                         .blob(FieldCoding.encode(write.query)), .blob(FieldCoding.encode(headers)),
                         .blob(body ?? Data()), .text(key), .real(createdAt.timeIntervalSince1970),
+                        .text(StoredResponseKey.resource(of: write.path)),
                     ])
                 return OutboxEntry(
                     id: id, position: Int(position), method: write.method, path: write.path,
                     query: write.query, headers: headers, body: body, idempotencyKey: key,
                     createdAt: createdAt, state: .queued)
             }
-            state.withLock { $0.queuedCount += 1 }
+            state.withLock {
+                $0.queuedCount += 1
+                $0.held = false
+            }
             hub.emit(.queued(entry))
             return entry
         }
     }
 
-    /// Forgets the count after ``OfflineStore/removeAll()`` emptied the table (called under
+    /// Forgets the counts after ``OfflineStore/removeAll()`` emptied the table (called under
     /// the store's lock).
     func didRemoveAll() {
-        state.withLock { $0.queuedCount = 0 }
-    }
-
-    // MARK: - Rows
-
-    private static let columns = """
-        id, position, method, path, query, headers, body, idempotency_key, created_at, state,
-            refused_status, refused_message, refused_body, refused_at
-        """
-
-    private static func entry(
-        id: String, in connection: SQLiteConnection, path: String
-    ) throws(OfflineStoreError) -> OutboxEntry? {
-        try connection.query("SELECT \(columns) FROM outbox WHERE id = ?", [.text(id)]) {
-            row throws(OfflineStoreError) in try entry(from: row, path: path)
-        }.first
-    }
-
-    private static func entry(from row: SQLiteStatement, path: String) throws(OfflineStoreError)
-        -> OutboxEntry
-    {
-        guard let method = HTTPMethod(rawValue: row.text(2)),
-            let query = FieldCoding.decodeQuery(row.blob(4)),
-            let headers = FieldCoding.decodeHeaders(row.blob(5))
-        else {
-            throw OfflineStoreError(.corrupt, path: path, message: "an outbox entry cannot be read")
+        state.withLock {
+            $0.queuedCount = 0
+            $0.keptCount = 0
+            $0.held = false
         }
-        let state: OutboxEntry.State
-        switch row.text(9) {
-        case "queued": state = .queued
-        case "kept":
-            state = .kept(
-                OutboxRefusal(
-                    status: row.isNull(10) ? nil : Int(row.integer(10)),
-                    message: row.isNull(11) ? nil : row.text(11),
-                    body: row.blob(12),
-                    refusedAt: Date(timeIntervalSince1970: row.real(13))))
-        default:
-            throw OfflineStoreError(
-                .corrupt, path: path, message: "an outbox entry has state '\(row.text(9))'")
-        }
-        let body = row.blob(6)
-        return OutboxEntry(
-            id: row.text(0), position: Int(row.integer(1)), method: method, path: row.text(3),
-            query: query, headers: headers, body: body.isEmpty ? nil : body,
-            idempotencyKey: row.text(7), createdAt: Date(timeIntervalSince1970: row.real(8)), state: state)
-    }
-}
-
-/// The outbox's state in memory, under one lock: taken inside the store's lock at times,
-/// never the other way round.
-private final class OutboxState: @unchecked Sendable {
-    struct Fields {
-        /// How many entries are in state `queued` (changed only under the store's lock too).
-        var queuedCount: Int
-        /// The rest of the chain the middleware last handed on.
-        var next: Outbox.Send?
-        /// Whether a replay runs.
-        var running = false
-        /// Sent and kept by the running replay so far.
-        var progress: (sent: Int, kept: Int) = (0, 0)
-        /// Callers of `replay()` waiting for the running one.
-        var waiters: [CheckedContinuation<OutboxReplayReport, Never>] = []
-    }
-
-    private var fields: Fields
-    private let lock = NSLock()
-
-    init(queuedCount: Int) {
-        fields = Fields(queuedCount: queuedCount)
-    }
-
-    func withLock<T>(_ body: (inout Fields) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&fields)
     }
 }

@@ -4,18 +4,18 @@ import Foundation
 /// One write kept in an ``Outbox``: what will be sent again, and where it stands.
 ///
 /// ``Outbox/entries()`` lists them in the order a replay sends them, and every
-/// ``OutboxEvent`` carries one. The request is stored without credentials
-/// (`Authorization`, `Proxy-Authorization` and `Cookie` are dropped before it is written), so
-/// ``headers`` holds only what the app's own request carried; the authentication behind the
-/// middleware signs each replay afresh.
+/// ``OutboxEvent`` carries one. The request is stored without secrets (the header fields
+/// ``OfflinePolicy/redaction`` names, `Authorization` and `Cookie` among them, are dropped
+/// before it is written), so ``headers`` holds only what the app's own request carried; the
+/// authentication behind the middleware signs each replay afresh.
 public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// Where an entry stands.
     public enum State: Sendable, Hashable {
         /// Waiting to be sent by the next replay, in ``OutboxEntry/position`` order.
         case queued
-        /// Refused by the server (a 4xx other than 429, such as a 409 or a 412) or impossible to
-        /// send: kept, and skipped by replays, until the app calls ``Outbox/retry(_:)`` or
-        /// ``Outbox/discard(_:)``.
+        /// Refused by the server (a 4xx other than 401, 408, 425 and 429, such as a 409 or a
+        /// 412): kept, and skipped by replays (with the later writes to its path, unless it is
+        /// a `POST`), until the app calls ``Outbox/retry(_:)`` or ``Outbox/discard(_:)``.
         case kept(OutboxRefusal)
     }
 
@@ -83,13 +83,13 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
 
 /// Why the server refused an entry that the outbox then kept: see ``OutboxEntry/State/kept(_:)``.
 public struct OutboxRefusal: Sendable, Hashable {
-    /// The HTTP status of the refusal (409, 412, 422, …); `nil` when the request could not be
-    /// sent at all (``Depot/ServiceError/invalidRequest(_:)``).
+    /// The HTTP status of the refusal (409, 412, 422, …).
     public var status: Int?
     /// The server's message (its body's `detail`, `message`, `error` or RFC 9457 `title`), or
     /// the error's description when the server gave none.
     public var message: String?
-    /// The body of the refusal, for details such as a 422's validation errors.
+    /// The body of the refusal, for details such as a 422's validation errors: its first
+    /// ``Outbox/maxKeptBodyBytes`` bytes.
     public var body: Data
     /// When the refusal arrived.
     public var refusedAt: Date

@@ -21,8 +21,8 @@ public enum OutboxEvent: Sendable, Hashable {
     /// A replay sent the entry and the server answered with a 2xx: the entry is gone from the
     /// store. The response is the server's (a `201` with the created record's id, say).
     case sent(OutboxEntry, BackendResponse)
-    /// A replay met a refusal (409, 412, another 4xx but 429) or a request that cannot be sent:
-    /// the entry is kept, in state ``OutboxEntry/State/kept(_:)``, until the app retries or
+    /// A replay met the server's refusal (400, 403, 404, 409, 410, 412, 422 or another 4xx
+    /// but 401, 408, 425 and 429): the entry is kept, in state ``OutboxEntry/State/kept(_:)``, until the app retries or
     /// discards it.
     case kept(OutboxEntry, ServiceError)
     /// The app discarded the entry with ``Outbox/discard(_:)``: it will never be sent.
@@ -44,10 +44,11 @@ final class OutboxEventHub: @unchecked Sendable {
     private var nextID = 0
     private let lock = NSLock()
 
-    /// A new stream, fed from now on, unbounded; unsubscribed when its consumer stops.
-    func subscribe() -> AsyncStream<OutboxEvent> {
+    /// A new stream, fed from now on, holding up to `limit` unread events (the oldest are
+    /// dropped past that); unsubscribed when its consumer stops.
+    func subscribe(bufferingNewest limit: Int) -> AsyncStream<OutboxEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
-            of: OutboxEvent.self, bufferingPolicy: .unbounded)
+            of: OutboxEvent.self, bufferingPolicy: .bufferingNewest(limit))
         lock.lock()
         let id = nextID
         nextID += 1

@@ -8,11 +8,15 @@ import Foundation
 public struct OutboxReplayReport: Sendable, Hashable {
     /// Why a replay ended.
     public enum Ending: Sendable, Hashable {
-        /// Every queued entry was sent or kept: none is left queued.
+        /// Every queued entry that could be sent was sent or kept; those still queued
+        /// (``OutboxReplayReport/remaining``) wait behind a kept `PUT`, `PATCH` or `DELETE` of
+        /// their path for the app's ``Outbox/retry(_:)`` or ``Outbox/discard(_:)``.
         case finished
-        /// An entry failed before any answer arrived (`.cannotConnect`, `.noConnection`,
-        /// `.timedOut`, `.transport`, `.cancelled`) or met a 5xx, 503 or 429: it and the entries
-        /// behind it stay queued for a later replay.
+        /// An entry met an outcome the server did not decide: no answer (`.cannotConnect`,
+        /// `.noConnection`, `.timedOut`, `.transport`, `.cancelled`), a request that could not
+        /// be made (`.invalidRequest`, such as a token provider that failed), a `401`, `408`,
+        /// `425`, `429`, `5xx`, `1xx` or `3xx`: it and the entries behind it stay queued for a
+        /// later replay.
         case interrupted(ServiceError)
         /// Entries are queued but no request has gone through the `.offline` middleware since
         /// the store was opened, so there is nothing to send them through: call

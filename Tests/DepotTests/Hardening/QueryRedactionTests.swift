@@ -31,7 +31,7 @@ struct QueryRedactionTests {
     private final class Lines: Sendable {
         let all = Locked<[String]>([])
         func middleware() -> LoggingMiddleware {
-            LoggingMiddleware(redactingQueryItems: ["access_token"]) { event in
+            LoggingMiddleware(redacting: Redaction(queryItems: ["access_token"])) { event in
                 var text = [event.description, event.target, event.path]
                 text += event.query.map { "\($0.name)=\($0.value ?? "")" }
                 text += event.metadata.map { "\($0.key)=\($0.value)" }

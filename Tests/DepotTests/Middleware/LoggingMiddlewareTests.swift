@@ -12,7 +12,8 @@ private final class EventLog: Sendable {
     func middleware(redactingHeaders headers: Set<String> = [], queryItems: Set<String> = [])
         -> LoggingMiddleware
     {
-        LoggingMiddleware(redactingHeaders: headers, redactingQueryItems: queryItems) { event in
+        LoggingMiddleware(redacting: Redaction.default.adding(headers: headers, queryItems: queryItems)) {
+            event in
             self.events.withLock { $0.append(event) }
         }
     }

@@ -66,7 +66,10 @@ import NIOPosix
 /// its 2xx body into a ``Depot/DownloadFile`` (a partial file, moved into place when
 /// complete; ``maximumResponseBytes`` does not apply to it), with download progress, and a
 /// resumable one continues a cut transfer with `Range`/`If-Range`, as on
-/// `URLSessionBackend`.
+/// `URLSessionBackend`. Their file work (checking, opening, reading, writing, moving and
+/// removing the files) runs on `NIOThreadPool.singleton`, never on an event loop, so a
+/// slow disk holds up no other request of the loop; at most a megabyte of a download waits
+/// for the disk, past that the answer is read no faster than the disk takes it.
 public struct AsyncHTTPClientBackend: Backend {
     /// The URL relative paths are resolved against, such as `https://api.example.com/v1/`.
     public let baseURL: URL

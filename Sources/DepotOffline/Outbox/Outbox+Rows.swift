@@ -1,0 +1,101 @@
+import Depot
+import Foundation
+
+/// Reading and writing the rows of the `outbox` and `outbox_outcomes` tables.
+extension Outbox {
+    static let columns = """
+        id, position, method, path, query, headers, body, idempotency_key, created_at, state,
+            refused_status, refused_message, refused_body, refused_at
+        """
+
+    static let outcomeColumns = """
+        entry_id, method, path, idempotency_key, created_at, outcome, status, headers, body, decided_at
+        """
+
+    static func entry(
+        id: String, in connection: SQLiteConnection, path: String
+    ) throws(OfflineStoreError) -> OutboxEntry? {
+        try connection.query("SELECT \(columns) FROM outbox WHERE id = ?", [.text(id)]) {
+            row throws(OfflineStoreError) in try entry(from: row, path: path)
+        }.first
+    }
+
+    static func entry(from row: SQLiteStatement, path: String) throws(OfflineStoreError) -> OutboxEntry {
+        guard let method = HTTPMethod(rawValue: row.text(2)),
+            let query = FieldCoding.decodeQuery(row.blob(4)),
+            let headers = FieldCoding.decodeHeaders(row.blob(5))
+        else {
+            throw OfflineStoreError(.corrupt, path: path, message: "an outbox entry cannot be read")
+        }
+        let state: OutboxEntry.State
+        switch row.text(9) {
+        case "queued": state = .queued
+        case "kept":
+            state = .kept(
+                OutboxRefusal(
+                    status: row.isNull(10) ? nil : Int(row.integer(10)),
+                    message: row.isNull(11) ? nil : row.text(11),
+                    body: row.blob(12),
+                    refusedAt: Date(timeIntervalSince1970: row.real(13))))
+        default:
+            throw OfflineStoreError(
+                .corrupt, path: path, message: "an outbox entry has state '\(row.text(9))'")
+        }
+        let body = row.blob(6)
+        return OutboxEntry(
+            id: row.text(0), position: Int(row.integer(1)), method: method, path: row.text(3),
+            query: query, headers: headers, body: body.isEmpty ? nil : body,
+            idempotencyKey: row.text(7), createdAt: Date(timeIntervalSince1970: row.real(8)), state: state)
+    }
+
+    /// Records what became of `entry` (sent with `response`, or discarded without one) among
+    /// the recent outcomes, in the transaction that removes it, keeping the latest
+    /// ``maxRecentOutcomes``. The answer keeps its first ``maxKeptBodyBytes`` bytes and no
+    /// header field `redaction` names.
+    static func recordOutcome(
+        of entry: OutboxEntry, response: BackendResponse?, redaction: Redaction,
+        in connection: SQLiteConnection
+    ) throws(OfflineStoreError) {
+        let headers = response.map { redaction.removingSecrets(from: $0.headers) } ?? HTTPHeaders()
+        try connection.execute(
+            """
+            INSERT INTO outbox_outcomes (entry_id, method, path, idempotency_key, created_at, outcome,
+                status, headers, body, decided_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(entry.id), .text(entry.method.rawValue), .text(entry.path), .text(entry.idempotencyKey),
+                .real(entry.createdAt.timeIntervalSince1970), .text(response == nil ? "discarded" : "sent"),
+                response.map { .integer(Int64($0.status)) } ?? .null, .blob(FieldCoding.encode(headers)),
+                .blob((response?.body ?? Data()).prefix(maxKeptBodyBytes)),
+                .real(Date().timeIntervalSince1970),
+            ])
+        try connection.execute(
+            """
+            DELETE FROM outbox_outcomes
+            WHERE sequence <= (SELECT max(sequence) FROM outbox_outcomes) - ?
+            """, [.integer(Int64(maxRecentOutcomes))])
+    }
+
+    static func outcome(from row: SQLiteStatement, path: String) throws(OfflineStoreError) -> OutboxOutcome {
+        guard let method = HTTPMethod(rawValue: row.text(1)),
+            let headers = FieldCoding.decodeHeaders(row.blob(7))
+        else {
+            throw OfflineStoreError(.corrupt, path: path, message: "an outbox outcome cannot be read")
+        }
+        let write = QueuedWrite(
+            id: row.text(0), method: method, path: row.text(2), idempotencyKey: row.text(3),
+            queuedAt: Date(timeIntervalSince1970: row.real(4)))
+        let result: OutboxOutcome.Result
+        switch row.text(5) {
+        case "sent":
+            result = .sent(BackendResponse(status: Int(row.integer(6)), headers: headers, body: row.blob(8)))
+        case "discarded": result = .discarded
+        default:
+            throw OfflineStoreError(
+                .corrupt, path: path, message: "an outbox outcome reads '\(row.text(5))'")
+        }
+        return OutboxOutcome(
+            write: write, result: result, decidedAt: Date(timeIntervalSince1970: row.real(9)))
+    }
+}

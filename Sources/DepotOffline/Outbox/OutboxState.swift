@@ -1,0 +1,41 @@
+import Depot
+import Foundation
+
+/// The outbox's state in memory, under one lock: taken inside the store's lock at times,
+/// never the other way round.
+final class OutboxState: @unchecked Sendable {
+    struct Fields {
+        /// How many entries are in state `queued`, as last read or changed (changed only under
+        /// the store's lock too).
+        var queuedCount = 0
+        /// How many entries are in state `kept`, the same way.
+        var keptCount = 0
+        /// `PRAGMA data_version` when the counts were last read from the file: another
+        /// connection's commit changes it, and the counts are read again.
+        var dataVersion: Int64 = -1
+        /// Whether every queued entry waits behind a kept one for its resource, as the last
+        /// replay found: no replay starts on its own until an entry is queued, retried,
+        /// discarded or another process changes the file.
+        var held = false
+        /// The rest of the chain the middleware last handed on.
+        var next: Outbox.Send?
+        /// The redaction of the middleware that last handed a request on: what outcomes drop
+        /// from the answers they keep.
+        var redaction = Redaction.default
+        /// Whether a replay runs in this process.
+        var running = false
+        /// Sent and kept by the running replay so far.
+        var progress: (sent: Int, kept: Int) = (0, 0)
+        /// Callers of `replay()` waiting for the running one.
+        var waiters: [CheckedContinuation<OutboxReplayReport, Never>] = []
+    }
+
+    private var fields = Fields()
+    private let lock = NSLock()
+
+    func withLock<T>(_ body: (inout Fields) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&fields)
+    }
+}
