@@ -15,7 +15,9 @@ import Foundation
 /// sent: ``RequestBody/multipart(_:)`` then writes the form part by part, in slices of a
 /// megabyte, to a temporary file that is streamed as the body and removed when the call
 /// ends, so a form of any size costs about a megabyte of memory. A retry sends the same
-/// file again.
+/// file again. Such files are the user's alone (`0600`, in a `0700` folder of the
+/// temporary directory, `depot-multipart-<uid>`); one that a process killed mid-upload left
+/// behind is removed by the next process that sends such a form.
 public struct MultipartForm: Sendable {
     private struct Part: Sendable {
         var name: String
@@ -87,19 +89,20 @@ public struct MultipartForm: Sendable {
         return body
     }
 
-    /// Writes the encoded body to a new file at `url`, part by part, file parts copied in
-    /// slices of a megabyte; returns its size.
+    /// Writes the encoded body to a new file at `url` (replacing a file there), part by part,
+    /// file parts copied in slices of a megabyte; returns its size. The file is readable and
+    /// writable by the user only (`0600`: the form may hold private files), and a symbolic
+    /// link at `url` is refused, never written through.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` when a file part cannot be read or
     ///   `url` cannot be written.
     public func write(to url: URL) throws(ServiceError) -> Int64 {
-        // Readable by this user only: the form may hold private files.
-        guard
-            FileManager.default.createFile(
-                atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]),
-            let output = try? FileHandle(forWritingTo: url)
-        else {
-            throw .invalidRequest("cannot create the multipart body file \(url.path)")
+        let output: FileHandle
+        do {
+            try PrivateFile.remove(url)
+            output = try PrivateFile.create(url)
+        } catch {
+            throw .invalidRequest("cannot create the multipart body file \(url.path): \(error.reason)")
         }
         defer { try? output.close() }
         var size: Int64 = 0

@@ -114,8 +114,9 @@ public struct RequestBody: Sendable {
         return backend.send(request)
     }
 
-    /// Writes `form` to a temporary file on a background queue, sends `request` with it
-    /// as the body file, and removes the file when the call ends.
+    /// Writes `form` to a temporary file on a background queue (in
+    /// ``MultipartTemporaries/shared``), sends `request` with it as the body file, and
+    /// removes the file when the call ends.
     private static func sendStreaming(
         _ form: MultipartForm, in request: BackendRequest, through backend: any Backend
     ) -> Future<BackendResponse, ServiceError> {
@@ -123,22 +124,26 @@ public struct RequestBody: Sendable {
             let token = CancellationToken()
             DispatchQueue.global().async {
                 guard !token.isCancelled else { return completion(.failure(.cancelled)) }
-                let file = FileManager.default.temporaryDirectory
-                    .appendingPathComponent("depot-multipart-\(UUID().uuidString)")
+                let file: URL
+                do throws(ServiceError) {
+                    file = try MultipartTemporaries.shared.newFile()
+                } catch {
+                    return completion(.failure(error))
+                }
                 do throws(ServiceError) {
                     _ = try form.write(to: file)
                 } catch {
-                    try? FileManager.default.removeItem(at: file)
+                    try? PrivateFile.remove(file)
                     return completion(.failure(error))
                 }
                 guard !token.isCancelled else {
-                    try? FileManager.default.removeItem(at: file)
+                    try? PrivateFile.remove(file)
                     return completion(.failure(.cancelled))
                 }
                 var request = request
                 request.bodyFile = file
                 let sending = backend.send(request).start { result in
-                    try? FileManager.default.removeItem(at: file)
+                    try? PrivateFile.remove(file)
                     completion(result)
                 }
                 token.onCancel { sending.cancel() }

@@ -19,6 +19,11 @@ import Foundation
 /// write the same bytes). Any other attempt writes a partial file of its own
 /// (`<name>.depot-partial-<random>`), so concurrent plain downloads of one file never
 /// meet: the last to finish is the file.
+///
+/// Partial and validator files are created readable and writable by the user only (`0600`,
+/// which a file written through ``write(_:)`` keeps), and are never opened through a symbolic link: a link
+/// planted at a resumable download's partial or validator path fails the download with
+/// ``ServiceError/invalidRequest(_:)`` and stays as it is, its target untouched.
 public final class DownloadFile: Sendable {
     /// The destination, as the request gave it.
     public let destination: DownloadDestination
@@ -55,8 +60,9 @@ public final class DownloadFile: Sendable {
     /// earlier attempt left.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` when the destination is not a
-    ///   `file:` URL or is a folder, its folder cannot be created, or another resumable
-    ///   download is writing it.
+    ///   `file:` URL or is a folder, its folder cannot be created, another resumable
+    ///   download is writing it, or (for a resumable download) a symbolic link or anything
+    ///   but a regular file stands at its partial or validator path.
     public init(_ destination: DownloadDestination) throws(ServiceError) {
         try destination.validate()
         let file = destination.file
@@ -84,15 +90,41 @@ public final class DownloadFile: Sendable {
             partial = folder.appendingPathComponent(name + ".depot-partial-" + random)
         }
         self.destination = destination
-        if destination.resumable, let validator = Self.readValidator(at: validatorFile),
-            let size = FileSize.of(partial), size > 0
-        {
-            resumeOffset = size
-            resumeValidator = validator
-        } else {
-            resumeOffset = 0
-            resumeValidator = nil
+        var offset: Int64 = 0
+        var validator: String?
+        if let claim {
+            do throws(ServiceError) {
+                let size = try Self.regularFileSize(at: resumablePartial)
+                if try Self.regularFileSize(at: validatorFile) != nil, let size, size > 0 {
+                    validator = Self.readValidator(at: validatorFile)
+                    offset = validator == nil ? 0 : size
+                }
+            } catch {
+                Self.inFlight.withLock { _ = $0.remove(claim) }
+                throw error
+            }
         }
+        resumeOffset = offset
+        resumeValidator = validator
+    }
+
+    /// The size of the regular file at `url`, `nil` when there is none.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` when a link or anything else stands there.
+    private static func regularFileSize(at url: URL) throws(ServiceError) -> Int64? {
+        do {
+            return try PrivateFile.size(at: url)
+        } catch {
+            throw refusal(url, error)
+        }
+    }
+
+    /// The error for a partial or validator path Depot will not open: named, with the
+    /// reason, and what to do.
+    private static func refusal(_ url: URL, _ failure: PrivateFile.Failure) -> ServiceError {
+        .invalidRequest(
+            "the download's own file \(url.path) cannot be used: \(failure.reason); Depot never opens it through a link (remove it to download again)"
+        )
     }
 
     /// `Range` and `If-Range` for the rest of an earlier attempt, and `Accept-Encoding:
@@ -115,7 +147,9 @@ public final class DownloadFile: Sendable {
     /// answer.
     ///
     /// - Throws: ``ServiceError/transport(code:description:)`` when a `206` does not
-    ///   continue the file, or the partial file cannot be written.
+    ///   continue the file, or the partial file cannot be written;
+    ///   ``ServiceError/invalidRequest(_:)`` when a symbolic link or anything but a regular
+    ///   file stands at the partial file's path (it is left as it is).
     public func begin(status: Int, headers: HTTPHeaders, declaredLength: Int64?) throws(ServiceError)
         -> TransferProgress
     {
@@ -139,27 +173,21 @@ public final class DownloadFile: Sendable {
         let encoding = headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces).lowercased()
         let handle: FileHandle
         do {
-            if offset == 0 {
-                guard FileManager.default.createFile(atPath: partial.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown)
-                }
-                handle = try FileHandle(forWritingTo: partial)
-            } else {
-                handle = try FileHandle(forWritingTo: partial)
-                try handle.truncate(atOffset: UInt64(offset))
-                try handle.seekToEnd()
-            }
+            handle = try openPartial(continuingAt: offset)
+        } catch let failure as PrivateFile.Failure {
+            // What stands at the path is not this attempt's: left as it is.
+            release()
+            if case .notAFile = failure { throw Self.refusal(partial, failure) }
+            throw .transport(
+                code: URLError.Code.cannotCreateFile.rawValue,
+                description: "cannot create the partial download \(partial.path): \(failure.reason)")
         } catch {
             abandon(after: nil, discarding: true)
             throw Self.failure(.cannotCreateFile, "cannot write the partial download \(partial.path)", error)
         }
         if destination.resumable, offset == 0 {
             // Kept beside the bytes, so that a later attempt can ask for the rest of the same answer.
-            if let validator = Self.validator(in: headers) {
-                try? Data(validator.utf8).write(to: validatorFile)
-            } else {
-                try? FileManager.default.removeItem(at: validatorFile)
-            }
+            Self.writeValidator(Self.validator(in: headers), to: validatorFile)
         }
         state.withLock { state in
             state.handle = handle
@@ -168,6 +196,19 @@ public final class DownloadFile: Sendable {
             state.checksLength = encoding == nil || encoding == "identity"
         }
         return TransferProgress(direction: .download, completedBytes: offset, totalBytes: total)
+    }
+
+    /// The partial file, open for writing: a new one (what an earlier resumable attempt
+    /// left removed first), or the earlier attempt's bytes cut to `offset` to continue them.
+    private func openPartial(continuingAt offset: Int64) throws -> FileHandle {
+        guard offset > 0 else {
+            if claim != nil { try PrivateFile.remove(partial) }
+            return try PrivateFile.create(partial)
+        }
+        let handle = try PrivateFile.openForWriting(partial)
+        try handle.truncate(atOffset: UInt64(offset))
+        try handle.seekToEnd()
+        return handle
     }
 
     /// Appends one slice of the answer's body; returns the bytes on disk so far.
@@ -238,9 +279,9 @@ public final class DownloadFile: Sendable {
             failure = String(cString: strerror(code))
             if code == EXDEV {
                 // Another volume: copied beside the destination, then renamed into place.
-                try? FileManager.default.removeItem(at: partial)
                 do {
-                    try FileManager.default.copyItem(at: file, to: partial)
+                    try PrivateFile.remove(partial)
+                    try PrivateFile.copy(file, to: partial)
                     failure =
                         rename(partial.path, destination.file.path) == 0
                         ? nil : String(cString: strerror(errno))
@@ -263,8 +304,8 @@ public final class DownloadFile: Sendable {
                 $0.contains(destination.file.standardizedFileURL.resolvingSymlinksInPath().path)
             }
         if !claimedByAnother {
-            try? FileManager.default.removeItem(at: resumablePartial)
-            try? FileManager.default.removeItem(at: validatorFile)
+            try? PrivateFile.remove(resumablePartial)
+            try? PrivateFile.remove(validatorFile)
         }
         release()
         return destination.file
@@ -286,10 +327,10 @@ public final class DownloadFile: Sendable {
         }
         guard !released else { return }
         if claim == nil {
-            try? FileManager.default.removeItem(at: partial)
+            try? PrivateFile.remove(partial)
         } else if discarding || broken || !(error.map(Self.keepsPartial(after:)) ?? true) {
-            try? FileManager.default.removeItem(at: partial)
-            try? FileManager.default.removeItem(at: validatorFile)
+            try? PrivateFile.remove(partial)
+            try? PrivateFile.remove(validatorFile)
         }
         if let claim { Self.inFlight.withLock { _ = $0.remove(claim) } }
     }
@@ -323,8 +364,19 @@ public final class DownloadFile: Sendable {
         return headers["Last-Modified"]?.trimmingCharacters(in: .whitespaces).nilIfEmpty
     }
 
+    /// Keeps `validator` in a new file at `url` (what was there removed); none when `nil`.
+    /// Best effort: without it, the next attempt starts over.
+    private static func writeValidator(_ validator: String?, to url: URL) {
+        guard (try? PrivateFile.remove(url)) != nil, let validator,
+            let handle = try? PrivateFile.create(url)
+        else { return }
+        try? handle.write(contentsOf: Data(validator.utf8))
+        try? handle.close()
+    }
+
+    /// The validator an earlier attempt kept at `url`, read never through a link.
     private static func readValidator(at url: URL) -> String? {
-        guard let data = try? Data(contentsOf: url), data.count <= 1024 else { return nil }
+        guard let data = PrivateFile.read(url, upTo: 1025), data.count <= 1024 else { return nil }
         let text = String(decoding: data, as: UTF8.self)
         // Only what may stand in a header field: a file edited by hand cannot smuggle a line.
         guard !text.isEmpty, text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else {

@@ -291,12 +291,20 @@ public final class Outbox: Sendable {
     }
 
     private func replay(using given: Send?) async -> OutboxReplayReport {
-        // Entries another process queued count too.
-        var failure: OfflineStoreError?
-        do {
-            try database.withConnection { connection throws(OfflineStoreError) in try syncCounts(connection) }
-        } catch {
-            failure = error
+        // Entries another process queued count too; read on the outbox's queue, not the
+        // caller's thread (the look may wait for another write's sync to disk).
+        let failure = await withCheckedContinuation {
+            (continuation: CheckedContinuation<OfflineStoreError?, Never>) in
+            queue.async { [self] in
+                do throws(OfflineStoreError) {
+                    try database.withConnection { connection throws(OfflineStoreError) in
+                        try syncCounts(connection)
+                    }
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: error)
+                }
+            }
         }
         return await withCheckedContinuation {
             (continuation: CheckedContinuation<OutboxReplayReport, Never>) in
@@ -557,12 +565,19 @@ public final class Outbox: Sendable {
         if Self.replaying == ObjectIdentifier(self) { return next(request) }
         let write = request
         return Future { [self] promise in
-            // When the store cannot tell, better sent out of order than not at all.
-            guard (try? waitsBehindEntries(write)) == true else {
-                return attempt(write, through: next, redaction: redaction, limit: limit, promise: promise)
-            }
-            // Behind entries: queue it too, and let a replay send them all in order.
+            let token = CancellationToken()
+            // On the outbox's queue: the look at the file may wait for another write's sync to
+            // disk, which must not hold the caller's thread (a task's, say).
             queue.async { [self] in
+                guard !token.isCancelled else { return promise(.failure(.cancelled)) }
+                // When the store cannot tell, better sent out of order than not at all.
+                guard (try? waitsBehindEntries(write)) == true else {
+                    let attempt = attempt(
+                        write, through: next, redaction: redaction, limit: limit, promise: promise)
+                    token.onCancel { attempt.cancel() }
+                    return
+                }
+                // Behind entries: queue it too, and let a replay send them all in order.
                 do {
                     let entry = try enqueue(write, redaction: redaction, limit: limit)
                     // Started before the caller hears of it: a replay it asks for joins this one.
@@ -573,7 +588,7 @@ public final class Outbox: Sendable {
                     promise(.failure(.invalidRequest("The write was neither sent nor queued: \(error)")))
                 }
             }
-            return CancellationToken()
+            return token
         }
     }
 

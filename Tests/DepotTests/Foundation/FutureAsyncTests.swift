@@ -40,7 +40,7 @@ struct FutureAsyncTests {
             return NotCancellable()
         }
         #expect(await future.result == .success(1))
-        let settled = await firstDelivery(within: 60) { (done: @escaping @Sendable (Bool) -> Void) in
+        let settled = await firstDelivery { (done: @escaping @Sendable (Bool) -> Void) in
             late.notify(queue: .global()) { done(true) }
         }
         #expect(settled == true)
@@ -216,7 +216,7 @@ struct FutureAsyncTests {
             }
             return NotCancellable()
         }.map { $0 * 10 }
-        let settled = await firstDelivery(within: 60) { (done: @escaping @Sendable (Bool) -> Void) in
+        let settled = await firstDelivery { (done: @escaping @Sendable (Bool) -> Void) in
             DispatchQueue.global().async {
                 // Every enter happens inside `start`, before concurrentPerform returns.
                 DispatchQueue.concurrentPerform(iterations: count) { index in
@@ -239,7 +239,7 @@ struct FutureAsyncTests {
             DispatchQueue.global().async { completion(.success(1)) }
             return NotCancellable()
         }
-        let total = await awaitBounded(within: 60) {
+        let total = await awaitBounded {
             await withTaskGroup(of: Int.self) { group in
                 for _ in 0..<count {
                     group.addTask { (try? await future.value) ?? 0 }

@@ -7,8 +7,25 @@ import Testing
 /// `Cancellable` (as `zip`, `all` and `recover` do with their parts).
 @Suite("Future: finished chains are released")
 struct FutureMemoryTests {
-    /// Something a transform captures, watched through a weak reference.
-    private final class Captured: Sendable {}
+    /// Something a transform captures; it reports its release, the event a test waits for.
+    private final class Captured: Sendable {
+        private let released: AsyncStream<Void>.Continuation
+
+        init(_ released: AsyncStream<Void>.Continuation) {
+            self.released = released
+        }
+
+        deinit { released.finish() }
+    }
+
+    /// Whether `released` ends (its object is gone) within ``hangBound``; a retain cycle
+    /// never lets go.
+    private static func ends(_ released: AsyncStream<Void>) async -> Bool {
+        await awaitBounded {
+            for await _ in released {}
+            return true
+        } ?? false
+    }
 
     /// A future that answers `value` from another thread, a moment later.
     private static func later(_ value: Int) -> Future<Int, ProbeError> {
@@ -23,25 +40,26 @@ struct FutureMemoryTests {
     private static func isReleased(
         after make: (Captured) -> Future<Int, ProbeError>
     ) async -> Bool {
-        weak var watched: Captured?
+        let (released, signal) = AsyncStream<Void>.makeStream()
         do {
-            let captured = Captured()
-            watched = captured
-            let future = make(captured)
+            let future = make(Captured(signal))
             _ = await firstOutcome(of: future)
         }
-        // The thread that delivered the outcome lets go of the chain just after: give it
-        // a moment (bounded), while a retain cycle would never let go.
-        for _ in 0..<500 where watched != nil {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return watched == nil
+        // The thread that delivered the outcome lets go of the chain just after.
+        return await ends(released)
     }
 
     /// Keeps the `Cancellable` of the future it started, while that future's completion
     /// captures it: the cycle a view model makes with `self.work = future.start { self… }`.
     private final class Owner: @unchecked Sendable {
         var work: (any Cancellable)?
+        private let released: AsyncStream<Void>.Continuation
+
+        init(_ released: AsyncStream<Void>.Continuation) {
+            self.released = released
+        }
+
+        deinit { released.finish() }
     }
 
     /// Work that answers later from another thread, and whose cancellable keeps its promise
@@ -58,10 +76,9 @@ struct FutureMemoryTests {
     /// Starts `future` for an owner that keeps its cancellable and is captured by its
     /// completion, waits for the outcome, drops the owner, and answers whether it is gone.
     private static func ownerIsReleased(starting future: Future<Int, ProbeError>) async -> Bool {
-        weak var watched: Owner?
+        let (released, signal) = AsyncStream<Void>.makeStream()
         do {
-            let owner = Owner()
-            watched = owner
+            let owner = Owner(signal)
             let delivered = await firstDelivery { (deliver: @escaping @Sendable (Int) -> Void) in
                 owner.work = future.start { result in
                     _ = owner
@@ -70,10 +87,7 @@ struct FutureMemoryTests {
             }
             #expect(delivered != nil)
         }
-        for _ in 0..<500 where watched != nil {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return watched == nil
+        return await ends(released)
     }
 
     @Test(

@@ -1,6 +1,7 @@
-import Depot
 import Foundation
 import Testing
+
+@testable import Depot
 
 @Suite("InMemoryBackend requests log, faults and latency")
 struct InMemoryFaultTests {
@@ -85,17 +86,21 @@ struct InMemoryFaultTests {
         let backend = try MemoryFixture.backend()
         backend.latency = 0.05
         #expect(backend.latency == 0.05)
-        let box = MemoryOutcomeBox()
+        let insideStart = Locked<Bool?>(nil)
+        // The starting thread while `start` runs: an answer on it then came inside `start`.
+        let starting = Locked<pthread_t?>(pthread_self())
         let clock = ContinuousClock()
         let start = clock.now
         let result = await withCheckedContinuation { continuation in
             backend.send(BackendRequest(method: .post, path: "posts", body: Data("{}".utf8))).start {
                 result in
-                box.set(result)
+                let inside = starting.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+                insideStart.withLock { $0 = inside }
                 continuation.resume(returning: result)
             }
-            #expect(box.get() == nil)
+            starting.withLock { $0 = nil }
         }
+        #expect(insideStart.withLock { $0 } == false)
         #expect(clock.now - start >= .milliseconds(45))
         #expect(result.memoryResponse?.status == 201)
         #expect(backend.records(in: "posts").count == 101)
@@ -121,16 +126,15 @@ struct InMemoryFaultTests {
     @Test("cancelling the awaiting task cancels a slow request promptly")
     func taskCancellation() async throws {
         let backend = try MemoryFixture.backend()
-        backend.latency = 30
-        let clock = ContinuousClock()
-        let task = Task { await backend.send(BackendRequest(path: "posts")).result }
-        let deadline = clock.now + .seconds(5)
-        while backend.requests.isEmpty, clock.now < deadline { await Task.yield() }
-        let start = clock.now
+        backend.latency = 2 * hangBound
+        let announcing = AnnouncingBackend(backend)
+        let task = Task { await announcing.send(BackendRequest(path: "posts")).result }
+        await announcing.started.wait()
         task.cancel()
-        let result = await task.value
-        #expect(result.memoryError == .cancelled)
-        #expect(clock.now - start < .seconds(5))
+        // Bounded below the latency: a cancellation that waited for the answer would come too late.
+        let result = await awaitBounded { await task.value }
+        #expect(result?.memoryError == .cancelled)
+        #expect(backend.requests.count == 1)
     }
 }
 

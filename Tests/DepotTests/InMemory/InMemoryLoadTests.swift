@@ -37,7 +37,7 @@ import Testing
                 }
             }
         }
-        await tally.wait(atMost: 30)
+        await tally.wait(atMost: hangBound)
         let elapsed = start.duration(to: clock.now)
         let summary = tally.summary
         print(

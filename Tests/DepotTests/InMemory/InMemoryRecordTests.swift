@@ -172,14 +172,19 @@ struct InMemoryRecordTests {
     func largeCollection() async throws {
         let records = (1...100_000).map { #"{"id":\#($0),"n":\#($0 % 7)}"# }.joined(separator: ",")
         let backend = try InMemoryBackend(database: Data(#"{"rows": [\#(records)]}"#.utf8))
+        /// The answer to `method path`, which comes inside `start` (no latency): timed
+        /// without waiting for a thread of the test pool.
+        func answer(_ method: HTTPMethod, _ path: String) -> Result<BackendResponse, ServiceError>? {
+            immediateOutcomes(of: backend.send(BackendRequest(method: method, path: path))).first
+        }
         let clock = ContinuousClock()
         let start = clock.now
         for id in stride(from: 1, through: 100_000, by: 1_000) {
-            #expect(await memorySend(backend, .get, "rows/\(id)").memoryJSON?["id"]?.intValue == id)
+            #expect(answer(.get, "rows/\(id)")?.memoryJSON?["id"]?.intValue == id)
         }
-        _ = await memorySend(backend, .delete, "rows/50001")
-        #expect(await memorySend(backend, .get, "rows/99999").memoryJSON?["n"] == .int(99_999 % 7))
-        // 101 lookups and a delete: well under a second unless lookups scan.
+        _ = answer(.delete, "rows/50001")
+        #expect(answer(.get, "rows/99999")?.memoryJSON?["n"] == .int(99_999 % 7))
+        // 101 lookups and a delete, on this thread alone: well under a second unless lookups scan.
         #expect(clock.now - start < .seconds(5))
     }
 }

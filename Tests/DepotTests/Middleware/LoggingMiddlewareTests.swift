@@ -200,7 +200,7 @@ struct LoggingMiddlewareTests {
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.03) { reply(.status(200)) }
         }
 
-        _ = await boundedWait(5) {
+        _ = await boundedWait(hangBound) {
             await backend.with(log.middleware()).send(BackendRequest(path: "slow")).result
         }
 

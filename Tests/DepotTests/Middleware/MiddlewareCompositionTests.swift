@@ -71,7 +71,7 @@ struct MiddlewareCompositionTests {
             .logging { event in events.withLock { $0.append(event) } }
         )
 
-        let response = await boundedWait(5) { await client.send(BackendRequest(path: "me")).result }
+        let response = await boundedWait(hangBound) { await client.send(BackendRequest(path: "me")).result }
 
         #expect(try response?.get().status == 200)
         let logged = events.withLock { $0 }

@@ -22,7 +22,7 @@ final class OneShotGate: Sendable {
     }
 
     /// Returns once the gate is open, or after `seconds` at most.
-    func wait(seconds: Double = 5) async {
+    func wait(seconds: Double = hangBound) async {
         _ = await boundedWait(seconds) { await self.waitUntilOpenOrCancelled() }
     }
 

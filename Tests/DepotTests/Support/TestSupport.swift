@@ -39,3 +39,25 @@ extension ServiceError {
         }
     }
 }
+
+/// Forwards requests to another backend and opens ``started`` once one has been handed to
+/// it, so that a test acts while the request is surely in flight, however busy the machine.
+struct AnnouncingBackend: Backend {
+    let inner: any Backend
+    /// Opens when the first request has started on ``inner``.
+    let started = OneShotGate()
+
+    init(_ inner: any Backend) {
+        self.inner = inner
+    }
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        let inner = inner
+        let started = started
+        return Future { completion in
+            let work = inner.send(request).start { completion($0) }
+            started.open()
+            return work
+        }
+    }
+}

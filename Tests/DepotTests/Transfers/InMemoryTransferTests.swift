@@ -90,42 +90,53 @@ import Testing
         #expect(folder.names.isEmpty)
     }
 
-    @Test("cancelling a download spread over the latency ends .cancelled and removes the partial file")
+    /// A backend whose first answer to `GET path` comes after a short latency, on a thread of
+    /// its own, and is then spread over far longer than a test waits: a transfer a test cancels
+    /// or contends with while it surely runs, however busy the machine. Later answers come as
+    /// the backend's latency then says.
+    static func slowTransfer(of body: Data, at path: String) -> InMemoryBackend {
+        let backend = InMemoryBackend()
+        backend.latency = 0.05
+        let first = Locked(true)
+        backend.route(.get, path) { [weak backend] _ in
+            let isFirst = first.withLock { isFirst in
+                defer { isFirst = false }
+                return isFirst
+            }
+            if isFirst {
+                // Read when the answer arrives: its slices come `4 × hangBound` apart.
+                backend?.latency = 4 * hangBound * Double(InMemoryTransfer.slices(of: body.count).count)
+            }
+            return BackendResponse(status: 200, body: body)
+        }
+        return backend
+    }
+
+    @Test(
+        "cancelling a download spread over the latency ends .cancelled at once and removes the partial file")
     func cancelledDownloadLeavesNoFile() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        // 300 KB in slices of 64 KB: five slices spread over 1 s after the 0.05 s answer.
-        let body = Data(repeating: 7, count: 300_000)
-        let backend = InMemoryBackend()
-        backend.route(.get, "big") { _ in BackendResponse(status: 200, body: body) }
-        backend.latency = 1
-        let log = ProgressLog()
-        let halfway = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let progress = ProgressHandler { value in
-            log.handler.report(value)
-            if value.completedBytes > 0, !value.isComplete { halfway.withLock { $0.take() }?.resume() }
-        }
+        // 300 KB in five slices of 64 KB.
+        let backend = Self.slowTransfer(of: Data(repeating: 7, count: 300_000), at: "big")
+        let watch = ProgressWatch { $0.completedBytes > 0 }
         var request = BackendRequest(path: "big")
         request.destination = DownloadDestination(folder.file("big.bin"))
-        request.progress = progress
+        request.progress = watch.handler
+        let transfer = StartedFuture(backend.send(request))
 
-        let outcome = Locked<Result<BackendResponse, ServiceError>?>(nil)
-        let finished = AsyncStream<Void>.makeStream()
-        let transfer = backend.send(request).start { result in
-            outcome.withLock { $0 = result }
-            finished.continuation.finish()
-        }
-        await withCheckedContinuation { continuation in halfway.withLock { $0 = continuation } }
+        #expect(await watch.reached()?.isComplete == false)
         #expect(folder.names.count == 1 && folder.names[0].hasPrefix("big.bin.depot-partial-"))
         transfer.cancel()
-        for await _ in finished.stream {}
+        // Bounded far below the next slice: a cancellation that waited for it would come too late.
+        let outcome = await transfer.result()
 
-        guard case .failure(.cancelled)? = outcome.withLock({ $0 }) else {
-            Issue.record("expected .cancelled, got \(String(describing: outcome.withLock { $0 }))")
+        guard case .failure(.cancelled)? = outcome else {
+            Issue.record("expected .cancelled, got \(String(describing: outcome))")
             return
         }
         #expect(folder.names.isEmpty)
-        #expect(log.values(.download).last?.isComplete == false)
+        #expect(watch.log.values(.download).last?.isComplete == false)
     }
 
     @Test("with a latency the answer's progress is spread over time, in order")
@@ -211,13 +222,14 @@ import Testing
         form.append("title", "Holiday")
         form.append("photo", fileAt: try folder.file("beach.jpg", bytes: 200_000), contentType: "image/jpeg")
         form.append("thumb", file: Data([1, 2, 3]), filename: "t.jpg", contentType: "image/jpeg")
-        let temporaries = Self.multipartTemporaries()
+        let probe = BodyFileProbe(backend)
 
-        _ = try await PhotoFiles(backend: backend).send(.post, ["photos"], body: .multipart(form)).value
+        _ = try await PhotoFiles(backend: probe).send(.post, ["photos"], body: .multipart(form)).value
 
         #expect(received.withLock { $0 } == (try form.encoded()))
         #expect(backend.requests.last?.headers["Content-Type"] == "multipart/form-data; boundary=b0undary")
-        #expect(Self.multipartTemporaries() == temporaries)
+        let temporary = try #require(probe.seen.first?.file)
+        #expect(!FileManager.default.fileExists(atPath: temporary.path))
     }
 
     @Test("a form whose file is missing fails .invalidRequest naming it, and sends nothing")
@@ -237,26 +249,32 @@ import Testing
     }
 
     @Test(
-        "two resumable downloads to one file at once: the second fails .invalidRequest, the first completes")
+        "two resumable downloads to one file at once: the second fails .invalidRequest; once the first ends, the file is free"
+    )
     func oneResumableDownloadPerFile() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let backend = try Self.photoBackend(latency: 0.2)
+        let backend = Self.slowTransfer(of: Data(repeating: 1, count: 100_000), at: "movie")
         let files = PhotoFiles(backend: backend)
-        let target = folder.file("photos.json")
+        let target = folder.file("movie.bin")
+        // The first has claimed the file once it reports; its answer then takes far longer than the test.
+        let watch = ProgressWatch { _ in true }
 
-        async let first = files.download(["photos"], to: target, resumable: true).result
-        try await Task.sleep(for: .milliseconds(50))
-        let second = await files.download(["photos"], to: target, resumable: true).result
+        let first = StartedFuture(
+            files.download(["movie"], to: target, resumable: true, progress: watch.handler))
+        #expect(await watch.reached() != nil)
+        let second = await files.download(["movie"], to: target, resumable: true).result
 
         guard case .failure(.invalidRequest(let reason)) = second else {
             Issue.record("expected .invalidRequest, got \(second)")
             return
         }
         #expect(reason.contains("already under way"))
-        #expect(try await first.get() == target)
+        first.cancel()
+        #expect(await first.result()?.failure == .cancelled)
         // Once it ended, the file is free again.
-        #expect(try await files.download(["photos"], to: target, resumable: true).value == target)
+        backend.latency = 0
+        #expect(try await files.download(["movie"], to: target, resumable: true).value == target)
     }
 
     @Test("two plain downloads to one file at once both complete, each through its own partial file")
@@ -365,14 +383,6 @@ import Testing
             Issue.record("expected .invalidRequest, got \(missing)")
             return
         }
-    }
-
-    /// The temporary multipart bodies that exist now.
-    static func multipartTemporaries() -> [String] {
-        let names =
-            (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path))
-            ?? []
-        return names.filter { $0.hasPrefix("depot-multipart-") }.sorted()
     }
 }
 

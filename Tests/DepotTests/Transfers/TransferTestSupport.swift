@@ -84,3 +84,39 @@ struct MemoryOnlyBackend: Backend {
         return .success(BackendResponse(status: 200, headers: ["Content-Type": "image/png"], body: body))
     }
 }
+
+/// A progress handler a test can wait on: it logs every report and announces the first one
+/// `matches` accepts. Put on the request before the transfer starts, it misses no report, so
+/// a test waits for that event (with ``hangBound``), never for time.
+final class ProgressWatch: Sendable {
+    /// Every report, in order.
+    let log = ProgressLog()
+    private let matches: @Sendable (TransferProgress) -> Bool
+    private let reached: AsyncStream<TransferProgress>
+    private let announce: AsyncStream<TransferProgress>.Continuation
+
+    init(until matches: @escaping @Sendable (TransferProgress) -> Bool) {
+        self.matches = matches
+        (reached, announce) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(1))
+    }
+
+    /// The handler to put on the request.
+    var handler: ProgressHandler {
+        let log = log.handler
+        return ProgressHandler { [matches, announce] progress in
+            log.report(progress)
+            if matches(progress) { announce.yield(progress) }
+        }
+    }
+
+    /// The first report `matches` accepted, once it came; `nil` when none came within
+    /// ``hangBound``.
+    func reached() async -> TransferProgress? {
+        let reports = reached
+        let first = await awaitBounded { () async -> TransferProgress? in
+            for await progress in reports { return progress }
+            return nil
+        }
+        return first ?? nil
+    }
+}

@@ -268,8 +268,9 @@ public final class InMemoryBackend: Backend, Sendable {
     }
 }
 
-/// Lets exactly one of a delayed answer and a cancellation complete a request.
-private final class CompletionLatch: @unchecked Sendable {
+/// Lets exactly one of a delayed answer (or a transfer's end) and a cancellation complete a
+/// request.
+final class CompletionLatch: @unchecked Sendable {
     private let lock = NSLock()
     private var claimed = false
 

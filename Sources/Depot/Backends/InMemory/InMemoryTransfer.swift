@@ -10,8 +10,8 @@ import Foundation
 /// same ``DownloadFile`` as ``URLSessionBackend``'s, so the partial file, the move into
 /// place and an error leaving no file behave alike. With a ``InMemoryBackend/latency``,
 /// the answer's slices are spread over a further `latency` after it arrives, so a bar
-/// visibly moves; cancelling meanwhile ends the request with ``ServiceError/cancelled``
-/// and removes the partial file.
+/// visibly moves; cancelling meanwhile ends the request at once with
+/// ``ServiceError/cancelled`` and removes the partial file.
 struct InMemoryTransfer: Sendable {
     /// The most slices one body is reported in.
     static let maximumSlices = 64
@@ -98,14 +98,19 @@ struct InMemoryTransfer: Sendable {
         let slices = Self.slices(of: body.count)
         let latency = backend.latency
         let pause = latency > 0 && !slices.isEmpty ? latency / Double(slices.count) : 0
+        // One outcome: the transfer's end, or a cancellation, which ends it at once (not when
+        // the next slice is due).
+        let latch = CompletionLatch()
+        token.onCancel {
+            guard latch.claim() else { return }
+            download?.abandon(after: .cancelled)
+            completion(.failure(.cancelled))
+        }
 
         @Sendable func step(_ index: Int) {
-            if token.isCancelled {
-                download?.abandon(after: .cancelled)
-                completion(.failure(.cancelled))
-                return
-            }
+            guard !token.isCancelled else { return }
             guard index < slices.count else {
+                guard latch.claim() else { return }
                 guard let download else {
                     completion(.success(response))
                     return
@@ -126,10 +131,12 @@ struct InMemoryTransfer: Sendable {
                 _ = try download?.write(
                     body[(body.startIndex + slice.lowerBound)..<(body.startIndex + slice.upperBound)])
             } catch {
+                guard latch.claim() else { return }
                 download?.abandon(after: error, discarding: true)
                 completion(.failure(error))
                 return
             }
+            guard !token.isCancelled else { return }
             request.progress?.report(
                 TransferProgress(
                     direction: .download, completedBytes: Int64(slice.upperBound),
