@@ -2,23 +2,40 @@ import Depot
 import DepotOffline
 import Foundation
 
-// depot-offline-crash: the child of the crash-safety test (Tests/DepotOfflineTests/
-// CrashSafetyTests.swift). It queues writes in an OfflineStore as fast as it can, through
-// `.offline(store)` in front of a backend that can never connect, and says on stdout which
-// writes it was told were queued; the test kills it with SIGKILL at a random moment and checks
-// the file. See README.md beside this file.
+// depot-offline-crash: the child of the crash-safety tests (Tests/DepotOfflineTests/
+// CrashSafetyTests.swift, ReplayCrashTests.swift). It queues writes in an OfflineStore as fast
+// as it can, through `.offline(store)` in front of a backend that can never connect, and says on
+// stdout which writes it was told were queued; or, with --replay, it replays the store's outbox
+// to a server and says which entries were sent. The tests kill it with SIGKILL at a random
+// moment (or run two at once) and check the file and the server. See README.md beside this file.
 
 let usage = """
     usage: depot-offline-crash STORE [--writers W] [--count N] [--seq-base B]
-      STORE       the OfflineStore file (created when missing)
-      --writers   concurrent writers, each sending one write after another (default 4)
-      --count     stop after N writes in all (default: never, until killed)
-      --seq-base  the first sequence number (default 0); writer w sends B+w, B+w+W, B+w+2W, …
+           depot-offline-crash STORE --replay URL [--wait-stdin]
+      STORE         the OfflineStore file (created when missing)
+      --writers     concurrent writers, each sending one write after another (default 4)
+      --count       stop after N writes in all (default: never, until killed)
+      --seq-base    the first sequence number (default 0); writer w sends B+w, B+w+W, B+w+2W, …
+      --replay      queue nothing: replay the outbox through URLSessionBackend(baseURL: URL)
+                    with store.outbox.replay(through:), then exit
+      --wait-stdin  with --replay: start replaying only when stdin ends (a test closes it in
+                    two children at once)
     stdout, one line each, written with one write(2) as soon as it is known:
       ready                                  the store is open
       queued <id> <idempotencyKey> <seq>     the write <seq> failed with .queued: the caller was told
       other <seq> <error>                    any other outcome (the harness counts it as a failure)
       done <writes>                          --count reached
+    with --replay:
+      ready                                  the store is open (before waiting for stdin)
+      sent <id> <idempotencyKey> <status> <replayed>
+                                             the event .sent: the server answered 2xx and the entry
+                                             is gone from the store; <replayed> is true when the
+                                             answer had `Idempotent-Replayed: true` (the server had
+                                             applied that key before), else false
+      kept <id> <idempotencyKey> <status>    the event .kept: the server refused the entry
+      replayed <sent> <kept> <remaining> <ending> <requests>
+                                             the replay's report, and how many requests this
+                                             process sent; then it exits 0
     What write <seq> is (seq mod 8): 0…4 POST posts {"seq": seq, …}; 5 PUT items/<seq>;
     6 PATCH items/<seq>; 7 DELETE items/<seq>.
     """
@@ -83,6 +100,8 @@ var storePath: String?
 var writers = 4
 var count: Int?
 var seqBase = 0
+var replayURL: URL?
+var waitForStdin = false
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("depot-offline-crash: \(message)\n\(usage)\n".utf8))
     exit(2)
@@ -98,6 +117,12 @@ while let argument = arguments.popFirst() {
     case "--writers": writers = max(1, number())
     case "--count": count = number()
     case "--seq-base": seqBase = number()
+    case "--replay":
+        guard let text = arguments.popFirst(), let url = URL(string: text), url.scheme != nil else {
+            fail("--replay takes the server's URL")
+        }
+        replayURL = url
+    case "--wait-stdin": waitForStdin = true
     case "-h", "--help":
         print(usage)
         exit(0)
@@ -115,6 +140,12 @@ do {
 } catch {
     FileHandle.standardError.write(Data("depot-offline-crash: cannot open the store: \(error)\n".utf8))
     exit(1)
+}
+if let replayURL {
+    output.line("ready")
+    if waitForStdin { readToEnd(0) }
+    await replay(store, to: replayURL, output: output)
+    exit(0)
 }
 // No bound on the outbox: the reused file of the test accumulates more than the default
 // 10,000 entries over its rounds.
@@ -148,5 +179,90 @@ func send(through backend: any Backend, writers: Int, count: Int?, seqBase: Int,
                 }
             }
         }
+    }
+}
+
+/// Reads the file descriptor `fd` until it ends.
+func readToEnd(_ fd: Int32) {
+    var buffer = [UInt8](repeating: 0, count: 512)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count == 0 || (count < 0 && errno != EINTR) { return }
+    }
+}
+
+/// Replays the outbox of `store` to the server at `url` and reports each `.sent` and `.kept`
+/// event, then the replay's report, on `output` (see the usage).
+func replay(_ store: OfflineStore, to url: URL, output: Output) async {
+    let server = Counting(URLSessionBackend(baseURL: url, timeout: 30))
+    let reported = EventTally()
+    let events = store.outbox.events
+    let printer = Task.detached {
+        for await event in events {
+            switch event {
+            case .sent(let entry, let response):
+                let replayed = response.headers["Idempotent-Replayed"] == "true"
+                output.line("sent \(entry.id) \(entry.idempotencyKey) \(response.status) \(replayed)")
+            case .kept(let entry, let error):
+                output.line("kept \(entry.id) \(entry.idempotencyKey) \(error.statusCode ?? 0)")
+            case .queued, .discarded:
+                continue
+            }
+            reported.add()
+        }
+    }
+    let report = await store.outbox.replay(through: server)
+    // Each event is emitted before the replay returns: wait (bounded) until all are printed.
+    reported.wait(for: report.sent + report.kept, seconds: 30)
+    printer.cancel()
+    let ending =
+        switch report.ending {
+        case .finished: "finished"
+        case .interrupted: "interrupted"
+        case .noBackend: "noBackend"
+        case .storeFailed: "storeFailed"
+        }
+    output.line(
+        "replayed \(report.sent) \(report.kept) \(report.remaining) \(ending) \(server.requests)")
+}
+
+/// A backend that counts the requests it passes on to `backend`.
+final class Counting: Backend, @unchecked Sendable {
+    private let backend: any Backend
+    private let count = NSLock()
+    private var sent = 0  // under `count`
+
+    init(_ backend: any Backend) {
+        self.backend = backend
+    }
+
+    var requests: Int {
+        count.withLock { sent }
+    }
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        count.withLock { sent += 1 }
+        return backend.send(request)
+    }
+}
+
+/// How many events were printed, for the main task to wait on.
+final class EventTally: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var count = 0  // under `condition`
+
+    func add() {
+        condition.lock()
+        defer { condition.unlock() }
+        count += 1
+        condition.broadcast()
+    }
+
+    /// Returns when `expected` events were counted, or after `seconds`.
+    func wait(for expected: Int, seconds: Double) {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while count < expected, condition.wait(until: deadline) {}
     }
 }

@@ -12,17 +12,18 @@ import Testing
 #endif
 
 /// Crash safety, measured (issue 12): a write whose `.queued` failure reached its caller survives
-/// a `kill -9` at any later moment, and is replayed exactly once.
+/// a `kill -9` at any later moment, and is replayed (at least once; see ReplayCrashTests for kills
+/// during the replay itself).
 ///
 /// Each round starts the child `depot-offline-crash` (Tests/CrashSafety/) on a store file; it
 /// queues writes from four concurrent tasks through `.offline(store)` in front of a backend that
 /// cannot connect and prints `queued <id> <key> <seq>` for each `.queued` failure it receives.
 /// After a random 5–200 ms (from the start of the process, so some kills land while the file is
 /// being created or opened) it is killed with SIGKILL. Then the file must open, pass
-/// `PRAGMA integrity_check`, and hold every reported write exactly once, with its key. Even rounds
+/// `PRAGMA integrity_check`, and hold every reported write once, with its key. Even rounds
 /// reuse one file (its entries accumulate: none may disappear, and the earlier ones stay first);
 /// odd rounds use a fresh file. Last, the reused file is replayed through an `InMemoryBackend`
-/// and every write must be applied exactly once.
+/// without kills, and every write must be sent and applied once.
 ///
 /// The child must write nothing to stderr (a trap, a sanitizer report). Seeded
 /// (`DEPOT_CRASH_SEED`, default 12) and bounded: `DEPOT_CRASH_ROUNDS` kills (default 200, under
@@ -33,22 +34,7 @@ import Testing
 struct CrashSafetyTests {
     @Test("Every write reported .queued survives SIGKILL and is replayed once", .timeLimit(.minutes(3)))
     func queuedWritesSurviveSIGKILL() async throws {
-        if let named = ProcessInfo.processInfo.environment["DEPOT_CRASH_CHILD"], !named.isEmpty,
-            !FileManager.default.isExecutableFile(atPath: named)
-        {
-            Issue.record("DEPOT_CRASH_CHILD names \(named), which is not an executable file")
-            return
-        }
-        guard let child = CrashChild.locate() else {
-            Issue.record(
-                """
-                The crash-safety child `depot-offline-crash` was not found beside the test bundle \
-                (looked in: \(CrashChild.searchedFolders().joined(separator: ", "))). Build it \
-                with `swift build --build-tests` (same --scratch-path as the tests) or name it \
-                in DEPOT_CRASH_CHILD.
-                """)
-            return
-        }
+        guard let child = CrashChild.required() else { return }
         let seed = UInt64(ProcessInfo.processInfo.environment["DEPOT_CRASH_SEED"] ?? "") ?? 12
         let underTSan = CrashChild.threadSanitizerIsActive
         let rounds =
@@ -91,19 +77,8 @@ struct CrashSafetyTests {
             let context = "round \(round) (\(reuse ? "reused" : "fresh") file, killed after \(delay) ms)"
 
             // The file must open and be sound, whatever moment the kill hit.
-            let store: OfflineStore
-            do {
-                store = try OfflineStore(at: file)
-            } catch {
-                Issue.record("\(context): the store does not open after SIGKILL: \(error)")
-                continue
-            }
-            let integrity = try store.integrityCheck()
-            if integrity == ["ok"] {
-                totals.integrityOK += 1
-            } else {
-                Issue.record("\(context): integrity_check says \(integrity.prefix(5))")
-            }
+            guard let (store, sound) = CrashChild.reopen(file, context: context) else { continue }
+            if sound { totals.integrityOK += 1 }
 
             let entries = try store.outbox.entries()
             // Entries new in this round: committed, whether or not the child lived to print it.
@@ -146,7 +121,7 @@ struct CrashSafetyTests {
         }
         totals.killSeconds = (ContinuousClock.now - started).seconds
 
-        // Replay the reused file once: every entry applied exactly once, in order.
+        // Replay the reused file once, without kills: every entry sent and applied once, in order.
         let replayStarted = ContinuousClock.now
         totals.replayed = try await Self.replayAndCheck(shared, reported: sharedReported)
         totals.replaySeconds = (ContinuousClock.now - replayStarted).seconds
@@ -172,7 +147,7 @@ struct CrashSafetyTests {
     }
 
     /// Replays the store at `file` through an `InMemoryBackend` and checks that every entry was
-    /// sent exactly once, with its key, and applied: each reported `POST` is one record, each `PUT`
+    /// sent once, with its key, and applied: each reported `POST` is one record, each `PUT`
     /// and `PATCH` changed its item, each `DELETE` removed it. Returns how many entries were sent.
     static func replayAndCheck(_ file: URL, reported: [Int: ReportedWrite]) async throws -> Int {
         let store = try OfflineStore(at: file)
@@ -317,6 +292,30 @@ struct CrashChild {
         return nil
     }
 
+    /// The child ``locate()`` finds; when there is none, records an issue that says how to build
+    /// it and returns `nil`.
+    static func required(sourceLocation: SourceLocation = #_sourceLocation) -> CrashChild? {
+        if let named = ProcessInfo.processInfo.environment["DEPOT_CRASH_CHILD"], !named.isEmpty,
+            !FileManager.default.isExecutableFile(atPath: named)
+        {
+            Issue.record(
+                "DEPOT_CRASH_CHILD names \(named), which is not an executable file",
+                sourceLocation: sourceLocation)
+            return nil
+        }
+        guard let child = locate() else {
+            Issue.record(
+                """
+                The crash-safety child `depot-offline-crash` was not found beside the test bundle \
+                (looked in: \(searchedFolders().joined(separator: ", "))). Build it \
+                with `swift build --build-tests` (same --scratch-path as the tests) or name it \
+                in DEPOT_CRASH_CHILD.
+                """, sourceLocation: sourceLocation)
+            return nil
+        }
+        return child
+    }
+
     /// Whether this process runs under the thread sanitizer (and so, built the same way, does
     /// the child).
     static var threadSanitizerIsActive: Bool {
@@ -340,12 +339,10 @@ struct CrashChild {
         let process = try SpawnedProcess(arguments: arguments, stderrPath: stderr.path)
         try await Task.sleep(for: delay)
         process.kill()
-        let output = process.readAllAndWait()
+        _ = process.readAllAndWait()
         var run = ChildRun()
-        let text = String(decoding: output, as: UTF8.self)
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        if let last = lines.popLast(), !last.isEmpty { run.unfinishedLine = true }
-        for line in lines {
+        run.unfinishedLine = process.unfinishedLine
+        for line in process.lines {
             let fields = line.split(separator: " ")
             switch fields.first {
             case "ready": run.ready = true
@@ -356,26 +353,70 @@ struct CrashChild {
             default: run.otherOutcomes.append(String(line))
             }
         }
-        if let data = FileManager.default.contents(atPath: stderr.path), !data.isEmpty {
-            run.stderr = String(decoding: data.suffix(4_000), as: UTF8.self)
-        }
+        run.stderr = Self.tail(of: stderr)
         return run
+    }
+
+    /// Opens the store at `file` after a child was killed, and checks `PRAGMA integrity_check`:
+    /// the store and whether it is sound (`ok`). Records an issue, naming `context`, when the
+    /// file does not open (then `nil`) or is not sound.
+    static func reopen(_ file: URL, context: String) -> (store: OfflineStore, sound: Bool)? {
+        let store: OfflineStore
+        do {
+            store = try OfflineStore(at: file)
+        } catch {
+            Issue.record("\(context): the store does not open after SIGKILL: \(error)")
+            return nil
+        }
+        do {
+            let integrity = try store.integrityCheck()
+            if integrity == ["ok"] { return (store, true) }
+            Issue.record("\(context): integrity_check says \(integrity.prefix(5))")
+        } catch {
+            Issue.record("\(context): integrity_check fails: \(error)")
+        }
+        return (store, false)
+    }
+
+    /// The end of the file `url` (a child's stderr): empty when it is empty or missing.
+    static func tail(of url: URL) -> String {
+        guard let data = FileManager.default.contents(atPath: url.path), !data.isEmpty else { return "" }
+        return String(decoding: data.suffix(4_000), as: UTF8.self)
     }
 }
 
 /// A child process with its stdout on a pipe (posix_spawn, so no descriptor of another test leaks
-/// into it and its stdout ends exactly when it dies).
+/// into it and its stdout ends exactly when it dies), and optionally its stdin on a pipe too.
 final class SpawnedProcess {
     let pid: pid_t
-    private let output: Int32
+    /// The read end of the child's stdout; -1 once it has ended.
+    private var output: Int32
+    /// The write end of the child's stdin (with `stdinPipe`); -1 when closed or absent.
+    private var input: Int32 = -1
     private var reaped = false
+    /// Every byte read from the child's stdout so far.
+    private(set) var received = Data()
+    /// The complete lines of ``received``, without their newline.
+    private(set) var lines: [String] = []
+    private var lineStart = 0
+    /// The status `waitpid` gave, once reaped.
+    private(set) var waitStatus: Int32?
 
-    init(arguments: [String], stderrPath: String) throws {
+    /// Starts `arguments[0]`; its stderr goes to the file `stderrPath`, its stdin is
+    /// `/dev/null`, or a pipe with `stdinPipe` (see ``closeInput()``).
+    init(arguments: [String], stderrPath: String, stdinPipe: Bool = false) throws {
         var fds: [Int32] = [-1, -1]
+        var stdin: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        // Neither end may leak into processes other tests start meanwhile.
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        if stdinPipe, pipe(&stdin) != 0 {
+            let error = errno
+            close(fds[0])
+            close(fds[1])
+            throw POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO)
+        }
+        // No end may leak into processes other tests start meanwhile (dup2 clears the flag on
+        // the child's own 0 and 1).
+        for fd in fds + stdin where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         #if canImport(Darwin)
             var actions: posix_spawn_file_actions_t?
         #else
@@ -385,18 +426,25 @@ final class SpawnedProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if stdinPipe {
+            posix_spawn_file_actions_adddup2(&actions, stdin[0], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var child: pid_t = 0
         let status = posix_spawn(&child, arguments[0], &actions, nil, argv, environ)
         close(fds[1])
+        if stdin[0] >= 0 { close(stdin[0]) }
         guard status == 0 else {
             close(fds[0])
+            if stdin[1] >= 0 { close(stdin[1]) }
             throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO)
         }
         pid = child
         output = fds[0]
+        input = stdin[1]
     }
 
     deinit {
@@ -405,7 +453,8 @@ final class SpawnedProcess {
             var status: Int32 = 0
             _ = waitpid(pid, &status, 0)
         }
-        close(output)
+        if output >= 0 { close(output) }
+        if input >= 0 { close(input) }
     }
 
     /// SIGKILL, as `kill -9`.
@@ -413,22 +462,90 @@ final class SpawnedProcess {
         _ = signalProcess(pid, SIGKILL)
     }
 
-    /// Reads stdout to its end (the child is dead: the pipe ends once drained) and reaps the child.
-    func readAllAndWait() -> Data {
-        var data = Data()
+    /// Closes the child's stdin: it reads its end.
+    func closeInput() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    /// Whether the child's stdout has ended (it exited, or was killed).
+    var outputEnded: Bool { output < 0 }
+
+    /// Whether the output ends in the middle of a line.
+    var unfinishedLine: Bool { lineStart < received.count }
+
+    /// How ``pump(_:until:done:)`` stopped.
+    enum PumpEnd {
+        case done, ended, deadline
+    }
+
+    /// Reads the stdout of `processes` as it comes (so none blocks on a full pipe), until `done()`
+    /// is true (checked first and after each read), every stdout has ended, or `deadline`.
+    @discardableResult
+    static func pump(
+        _ processes: [SpawnedProcess], until deadline: ContinuousClock.Instant, done: () -> Bool = { false }
+    ) -> PumpEnd {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-            if count > 0 {
-                data.append(contentsOf: buffer[0..<count])
-            } else if count == 0 || errno != EINTR {
-                break
+            if done() { return .done }
+            let open = processes.filter { !$0.outputEnded }
+            if open.isEmpty { return .ended }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { return .deadline }
+            var fds = open.map { pollfd(fd: $0.output, events: Int16(POLLIN), revents: 0) }
+            let milliseconds = Int32(min(max(left.seconds * 1000, 1), 1000))
+            if poll(&fds, nfds_t(fds.count), milliseconds) < 0, errno != EINTR { return .deadline }
+            for (process, fd) in zip(open, fds) where fd.revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { read(process.output, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    process.take(buffer[0..<count])
+                } else if count == 0 || errno != EINTR {
+                    close(process.output)
+                    process.output = -1
+                }
             }
         }
+    }
+
+    private func take(_ bytes: ArraySlice<UInt8>) {
+        let from = received.count
+        received.append(contentsOf: bytes)
+        for index in from..<received.count where received[index] == UInt8(ascii: "\n") {
+            lines.append(String(decoding: received[lineStart..<index], as: UTF8.self))
+            lineStart = index + 1
+        }
+    }
+
+    /// Reaps the child (killed first if its stdout has not ended) and returns its wait status.
+    @discardableResult
+    func reap() -> Int32 {
+        if let waitStatus { return waitStatus }
+        if !outputEnded { kill() }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         reaped = true
-        return data
+        waitStatus = status
+        return status
+    }
+
+    /// The exit code, when the child exited (rather than being killed by a signal).
+    var exitCode: Int32? {
+        guard let status = waitStatus, status & 0x7f == 0 else { return nil }
+        return (status >> 8) & 0xff
+    }
+
+    /// The signal that ended the child, when one did.
+    var terminatingSignal: Int32? {
+        guard let status = waitStatus, status & 0x7f != 0, status & 0x7f != 0x7f else { return nil }
+        return status & 0x7f
+    }
+
+    /// Reads stdout to its end (the child is dead: the pipe ends once drained; at most 60 s)
+    /// and reaps the child.
+    func readAllAndWait() -> Data {
+        Self.pump([self], until: .now + .seconds(60))
+        reap()
+        return received
     }
 }
 

@@ -15,6 +15,10 @@ an empty key or one over 255 characters is `400`.
 
 `X-Test-Delay: S` (seconds, at most 10) holds the answer to a write for S seconds after
 it is applied, its key still in flight, so that a test can send the same key meanwhile.
+
+Per space, the process counts what happened to keyed writes (`counts`, served by
+`GET /idempotency/count?space=S`): applied (first with its key, 2xx), replayed (the key was
+applied before: the stored answer again), conflicts (409, in flight) and mismatches (422).
 """
 import hashlib
 import threading
@@ -35,6 +39,33 @@ PROBLEMS = "https://depot.example/problems/"
 # Keys whose first request is being processed, as (space, key). gunicorn runs one worker.
 _in_flight = set()
 _in_flight_lock = threading.Lock()
+# Notified whenever a key leaves `_in_flight`.
+_settled = threading.Condition(_in_flight_lock)
+# Per space: {"applied", "replayed", "conflicts", "mismatches"}, under `_in_flight_lock`.
+_counts = {}
+COUNTED = ("applied", "replayed", "conflicts", "mismatches")
+MAX_SETTLE = 30.0
+
+
+def _count(space, outcome):
+    with _in_flight_lock:
+        tally = _counts.setdefault(space, dict.fromkeys(COUNTED, 0))
+        tally[outcome] += 1
+
+
+def counts(space, settle=0.0):
+    """What keyed writes to `space` did so far, and how many are still being processed.
+
+    With `settle` > 0, first waits (at most `settle` seconds, at most 30) until no keyed
+    write to `space` is being processed.
+    """
+    with _settled:
+        _settled.wait_for(
+            lambda: not any(slot[0] == space for slot in _in_flight), timeout=min(max(settle, 0.0), MAX_SETTLE)
+        )
+        tally = dict(_counts.get(space) or dict.fromkeys(COUNTED, 0))
+        tally["outstanding"] = sum(1 for slot in _in_flight if slot[0] == space)
+    return tally
 
 
 def key_of(request):
@@ -90,6 +121,7 @@ def once(request, space, key, apply):
     slot = (space, key)
     with _in_flight_lock:
         if slot in _in_flight:
+            _counts.setdefault(space, dict.fromkeys(COUNTED, 0))["conflicts"] += 1
             return problem(
                 request, 409, "idempotency-key-in-flight", "A request is outstanding for this Idempotency-Key",
                 f"A request with Idempotency-Key {key!r} is still being processed; retry later.",
@@ -100,11 +132,13 @@ def once(request, space, key, apply):
             record = IdempotencyRecord.objects.filter(space=space, key=key).first()
             if record is not None:
                 if record.fingerprint != sent:
+                    _count(space, "mismatches")
                     return problem(
                         request, 422, "idempotency-key-reused", "Idempotency-Key is already used",
                         f"Idempotency-Key {key!r} was used for {record.method} {record.path} with another "
                         "payload; a key must not be reused across different payloads.",
                     )
+                _count(space, "replayed")
                 return replay(record)
             with transaction.atomic():
                 response = apply()
@@ -117,8 +151,10 @@ def once(request, space, key, apply):
                         path=request.get_full_path(), status=response.status_code, headers=headers,
                         body=bytes(response.content),
                     )
+                    _count(space, "applied")
         hold(request)
         return response
     finally:
-        with _in_flight_lock:
+        with _settled:
             _in_flight.discard(slot)
+            _settled.notify_all()

@@ -12,6 +12,8 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from . import idempotency
+
 ALL_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 _lock = threading.Lock()
@@ -151,3 +153,16 @@ def error(request, code):
     if style not in ("detail", "message", "error"):
         raise ValidationError({"style": ["style is one of detail, message, error, problem, validation, text, empty."]})
     return Response({style: text}, status=code, headers=headers)
+
+
+@api_view(["GET"])
+def idempotency_count(request):
+    """What keyed writes to `space` did (see idempotency.counts); `settle=S` waits for those in flight."""
+    space = request.query_params.get("space")
+    if not space:
+        raise ValidationError({"space": ["Pass ?space=<the space's name> (main for the root routes)."]})
+    try:
+        settle = float(request.query_params.get("settle", "0"))
+    except ValueError:
+        raise ValidationError({"settle": ["settle is a number of seconds."]})
+    return Response({"space": space, **idempotency.counts(space, settle)})

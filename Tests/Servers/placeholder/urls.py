@@ -30,6 +30,7 @@ urlpatterns = [
     path("auth/expire", testing_views.auth_expire),
     path("auth/count", testing_views.auth_count),
     path("errors/<int:code>", testing_views.error),
+    path("idempotency/count", testing_views.idempotency_count),
     # json-server's nested routes (GET and POST), before the routers' own actions.
     path("users/<str:parent>/posts", nested.user_posts),
     path("posts/<str:parent>/comments", nested.post_comments),

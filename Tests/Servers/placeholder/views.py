@@ -6,6 +6,7 @@ framework's `{count, next, previous, results}` envelope. Both accept json-server
 filters. Everything also exists under `/s/<space>/`, a private copy of the data.
 Writes honour `Idempotency-Key` (see idempotency.py).
 """
+from django.db.models import Max
 from rest_framework import status, viewsets
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.response import Response
@@ -94,7 +95,8 @@ class Collection(viewsets.ModelViewSet):
         number = serializer.validated_data.get("number")
         queryset = self.get_queryset()
         if number is None:
-            number = max(queryset.values_list("number", flat=True), default=0) + 1
+            # SQL's max over the (space, number) index: a space of thousands of posts stays fast.
+            number = (queryset.aggregate(top=Max("number"))["top"] or 0) + 1
         elif queryset.filter(number=number).exists():
             raise Conflict(f"A {self.noun} with id {number} already exists.")
         serializer.save(space=self.space, number=number)
