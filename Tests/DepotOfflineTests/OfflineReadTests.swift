@@ -367,20 +367,21 @@ final class Gate: @unchecked Sendable {
     private let lock = NSLock()
     private var timedOut = false
 
-    /// Called by the route: says it arrived, then waits (at most 30 s) to be let through.
+    /// Called by the route: says it arrived, then waits (at most `hangBound`) to be let through.
     func wait() {
         entered.signal()
-        if released.wait(timeout: .now() + 30) == .timedOut { lock.withLock { timedOut = true } }
+        if released.wait(timeout: .now() + hangBound) == .timedOut { lock.withLock { timedOut = true } }
     }
 
     /// Whether the route gave up waiting (the test then tested nothing).
     var gaveUp: Bool { lock.withLock { timedOut } }
 
-    /// Whether the route arrived within 30 s.
+    /// Whether the route arrived within `hangBound` (the suite shares the machine's threads:
+    /// under load the request may start a minute late).
     func arrived() async -> Bool {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: self.entered.wait(timeout: .now() + 30) == .success)
+                continuation.resume(returning: self.entered.wait(timeout: .now() + hangBound) == .success)
             }
         }
     }

@@ -111,6 +111,8 @@ struct OfflineStorePrivacyTests {
         #expect(try Self.fileHolds("one", store: url), "the stored answer itself is in the file")
     }
 
+    /// (Debian's SQLite is built with secure_delete on by default, so there this holds without
+    /// the pragma too; Depot sets it for builds where it is off.)
     @Test("a discarded write's body leaves no bytes behind in the file (secure_delete)")
     func deletedBodiesLeaveNoBytes() async throws {
         let folder = try TemporaryFolder()
@@ -120,6 +122,7 @@ struct OfflineStorePrivacyTests {
         let write = try #require(
             queuedWrite(await backend.send(todoWrite(#""title": "marker-4711""#)).result))
         #expect(try Self.fileHolds("marker-4711", store: url))
+        #expect(try store.integer("PRAGMA secure_delete") == 1)
         #expect(try store.outbox.discard(write.id))
         try store.sql("PRAGMA wal_checkpoint(TRUNCATE)")
         #expect(try !Self.fileHolds("marker-4711", store: url))
@@ -157,16 +160,12 @@ struct OfflineStorePrivacyTests {
 
     @Test("a refusal's body is kept up to 64 KiB")
     func refusalBodyIsCapped() async throws {
-        let folder = try TemporaryFolder()
-        let store = try OfflineStore(at: folder.file("depot.sqlite"))
-        let switchable = SwitchableBackend()
-        let backend = switchable.with(.offline(store))
-        switchable.isDown = true
-        _ = try #require(queuedWrite(await backend.send(todoWrite(#""title": "a""#)).result))
-        switchable.isDown = false
-        switchable.server.failNext(1, status: 422, body: Data(repeating: UInt8(ascii: "x"), count: 200_000))
-        #expect(await store.outbox.replay().kept == 1)
-        guard case .kept(let refusal) = try store.outbox.entries().first?.state else {
+        let setup = try OutboxOrderTests.Setup()
+        _ = try await setup.queue([todoWrite(#""title": "a""#)])
+        setup.switchable.server.failNext(
+            1, status: 422, body: Data(repeating: UInt8(ascii: "x"), count: 200_000))
+        #expect(await setup.store.outbox.replay().kept == 1)
+        guard case .kept(let refusal) = try setup.store.outbox.entries().first?.state else {
             Issue.record("expected a kept entry")
             return
         }
@@ -324,13 +323,9 @@ extension OfflineStorePrivacyTests {
         try ended.run()
         ended.waitUntilExit()
         for (pid, expiresIn) in [(Int64(ended.processIdentifier), 3600.0), (Int64(getppid()), -1.0)] {
-            let folder = try TemporaryFolder()
-            let store = try OfflineStore(at: folder.file("depot.sqlite"))
-            let switchable = SwitchableBackend()
-            let backend = switchable.with(.offline(store))
-            switchable.isDown = true
-            _ = try #require(queuedWrite(await backend.send(todoWrite(#""title": "a""#)).result))
-            switchable.isDown = false
+            let setup = try OutboxOrderTests.Setup()
+            let store = setup.store
+            _ = try await setup.queue([todoWrite(#""title": "a""#)])
             try store.sql(
                 "INSERT OR REPLACE INTO outbox_sender (id, owner, pid, expires_at) VALUES (1, 'other', ?, ?)",
                 [.integer(pid), .real(Date().timeIntervalSince1970 + expiresIn)])

@@ -379,16 +379,16 @@ struct OutboxLifetimeTests {
         var store: OfflineStore? = try OfflineStore(at: folder.file("depot.sqlite"))
         let events = try #require(store?.outbox.events)
         store = nil
-        // The loop ends because the stream finishes, not because a bound ran out (60 s: far
-        // beyond any scheduling delay on a loaded machine, so only a stream that never ends
-        // reaches it).
+        // The loop ends because the stream finishes, not because a bound ran out (`hangBound`:
+        // far beyond any scheduling delay on a loaded machine, so only a stream that never
+        // ends reaches it).
         let ended = await withTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 for await _ in events { return false }
                 return true
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(60))
+                try? await Task.sleep(for: .seconds(hangBound))
                 return nil
             }
             let first = await group.next() ?? nil
