@@ -157,7 +157,7 @@ final class RecordCollection {
         garbage += slots[slot].count
         slots[slot] = record.bytes.withUnsafeBytes { store($0, idText: record.idText) }
         noteKeys(of: members)
-        for path in columns.keys { columns[path]?.set(QueryPath.value(members, path), at: slot) }
+        updateColumns { $0.set(QueryPath.value(members, $0.path), at: slot) }
         reclaimGarbage()
         return true
     }
@@ -289,10 +289,22 @@ final class RecordCollection {
             if index[id] == nil { index[id] = slots.count } else { hasDuplicateIDs = true }
         }
         slots.append(store(bytes, idText: idText))
-        for path in columns.keys { columns[path]?.append(QueryPath.value(members, path)) }
+        updateColumns { $0.append(QueryPath.value(members, $0.path)) }
         count += 1
         noteID(members["id"])
         noteKeys(of: members)
+    }
+
+    /// Changes every column in place. (Iterating `columns.keys` while writing `columns[path]`
+    /// would keep a second reference to the dictionary and copy each column written, all its
+    /// values, on every write.)
+    private func updateColumns(_ change: (inout FieldColumn) -> Void) {
+        guard !columns.isEmpty else { return }
+        var index = columns.values.startIndex
+        while index != columns.values.endIndex {
+            change(&columns.values[index])
+            columns.values.formIndex(after: &index)
+        }
     }
 
     /// Turns `slot` into a hole (the index is the caller's to update).
@@ -302,7 +314,7 @@ final class RecordCollection {
         }
         garbage += slots[slot].count
         slots[slot] = .hole
-        for path in columns.keys { columns[path]?.set(nil, at: slot) }
+        updateColumns { $0.set(nil, at: slot) }
         holes += 1
         count -= 1
     }
@@ -333,7 +345,7 @@ final class RecordCollection {
     private func compact() {
         guard holes > 0 else { return }
         let isHole = slots.map(\.isHole)
-        for path in columns.keys { columns[path]?.removeHoles(isHole) }
+        updateColumns { $0.removeHoles(isHole) }
         slots.removeAll(where: \.isHole)
         holes = 0
         index.removeAll(keepingCapacity: true)
