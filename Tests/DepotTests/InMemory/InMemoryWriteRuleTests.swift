@@ -74,13 +74,15 @@ struct InMemoryWriteRuleTests {
         let created = await memorySend(
             backend, .post, "posts", body: #"{"userId": null, "title": "orphan?"}"#)
         let id = try #require(created.memoryJSON?["id"]?.intValue)
+        _ = await memorySend(backend, .post, "comments", body: #"{"id": 900, "postId": 4242}"#)
         let answer = await memorySend(backend, .delete, "posts/3")
         #expect(answer.memoryResponse?.status == 200)
         #expect(answer.memoryJSON == [:])
         #expect(await memorySend(backend, .get, "posts/\(id)").memoryJSON?["userId"] == .null)
         #expect(memoryKind(await memorySend(backend, .get, "posts/3").memoryError) == "notFound")
-        // The sweep still runs for the other records.
+        // The sweep still runs for the other records: post 3's comments and comment 900 go.
         #expect(backend.records(in: "comments").count == 297)
+        #expect(memoryKind(await memorySend(backend, .get, "comments/900").memoryError) == "notFound")
     }
 
     @Test("json-server's createId: max + 1 at the time of the POST, so a deleted largest id is given again")
