@@ -112,24 +112,32 @@ final class RecordCollection {
     }
 
     /// The JSON array of the records at `positions` (from 0, in order), copied from the
-    /// arena in one pass.
+    /// arena in one pass into a buffer of the exact size (no per-record append).
     func body(of positions: some Collection<Int>) -> Data {
         compact()
-        var total = 2
+        var total = 1
         for position in positions { total += slots[position].count + 1 }
-        var data = Data(capacity: total)
-        data.append(UInt8(ascii: "["))
-        arena.withUnsafeBytes { raw in
-            var first = true
-            for position in positions {
-                if !first { data.append(UInt8(ascii: ",")) }
-                first = false
-                let slot = slots[position]
-                data.append(
-                    contentsOf: UnsafeRawBufferPointer(rebasing: raw[slot.start..<(slot.start + slot.count)]))
+        if total == 1 { total = 2 }  // "[]"
+        var data = Data(count: total)
+        data.withUnsafeMutableBytes { output in
+            arena.withUnsafeBytes { raw in
+                var offset = 0
+                output[offset] = UInt8(ascii: "[")
+                offset += 1
+                for position in positions {
+                    if offset > 1 {
+                        output[offset] = UInt8(ascii: ",")
+                        offset += 1
+                    }
+                    let slot = slots[position]
+                    let bytes = UnsafeRawBufferPointer(rebasing: raw[slot.start..<(slot.start + slot.count)])
+                    UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + slot.count)])
+                        .copyMemory(from: bytes)
+                    offset += slot.count
+                }
+                output[offset] = UInt8(ascii: "]")
             }
         }
-        data.append(UInt8(ascii: "]"))
         return data
     }
 
