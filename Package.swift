@@ -65,6 +65,14 @@ let package = Package(
             path: "Tests/CrashSafety",
             exclude: ["README.md"]
         ),
+        // InMemoryBackend driven by lines on stdin, for the random differential against a real
+        // json-server (not a product): see Tests/Differential/README.md.
+        .executableTarget(
+            name: "depot-inmemory-replay",
+            dependencies: ["Depot"],
+            path: "Tests/Differential",
+            exclude: ["README.md", "differential.py"]
+        ),
         .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotFixtures", "DepotBackendConformance"]),
         .testTarget(
             name: "DepotOfflineTests",

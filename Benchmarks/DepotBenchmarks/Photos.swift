@@ -41,6 +41,31 @@ enum Photos {
         return try JSONEncoder().encode(["photos": photos])
     }
 
+    /// An album, as JSONPlaceholder serves it.
+    struct Album: Codable, Identifiable, Sendable, Equatable {
+        let id: Int
+        var userId: Int
+        var title: String
+    }
+
+    /// A db.json document of photos and albums.
+    struct Database: Codable {
+        var photos: [Photo]
+        var albums: [Album]
+    }
+
+    /// A db.json document with `count` photos (as ``database(count:)``) and, when `albums`,
+    /// the albums they belong to (`count / 50`, ids 1…, 100 per user).
+    static func database(count: Int, albums: Bool) throws -> Data {
+        guard albums else { return try database(count: count) }
+        let photos = try JSONDecoder().decode([String: [Photo]].self, from: try database(count: count))[
+            "photos"]
+        let albums = (0..<(count + 49) / 50).map { index in
+            Album(id: index + 1, userId: index / 100 + 1, title: "album \(index + 1)")
+        }
+        return try JSONEncoder().encode(Database(photos: photos ?? [], albums: albums))
+    }
+
     /// `count` ids in 1…`range`, spread over the range in a fixed pseudo-random order, so
     /// that lookups do not walk memory in order.
     static func ids(_ count: Int, in range: Int) -> [Int] {

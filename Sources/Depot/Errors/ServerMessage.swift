@@ -5,8 +5,18 @@ enum ServerMessage {
     /// The message in `body`: for JSON, `detail`, `message`, `error` (a string, or an
     /// object with `message`), `title` (RFC 9457 problem documents put the specific
     /// explanation in `detail` and the general one in `title`); for short plain text,
-    /// the text itself (never HTML or XML markup).
+    /// the text itself (never HTML or XML markup); else the ``reasonHeader`` field.
     static func extract(from body: Data, headers: HTTPHeaders) -> String? {
+        fromBody(body, headers: headers) ?? headers[reasonHeader].flatMap(nonEmpty)
+    }
+
+    /// The header where a response whose body must stay as it is explains itself:
+    /// `InMemoryBackend`'s 404 for a collection it does not hold keeps json-server's `{}` body
+    /// and says here how to seed one. Read after the body's message, from any backend.
+    static let reasonHeader = "Depot-Reason"
+
+    /// The message of the body alone, as ``extract(from:headers:)`` reads it.
+    private static func fromBody(_ body: Data, headers: HTTPHeaders) -> String? {
         guard !body.isEmpty else { return nil }
         // A body nested past the parser's limit carries no message Depot will read.
         guard JSONNesting.firstOffsetPastLimit(in: body) == nil else { return nil }

@@ -8,13 +8,29 @@ struct Refusal: Error {
     var message: String
 
     /// The error response: `{}` for a 404, as json-server answers every 404 (its
-    /// router's last handler sends `res.locals.data || {}`), else `{"error": message}`.
+    /// router's last handler sends `res.locals.data || {}`), with the message, if any, in
+    /// ``ServerMessage/reasonHeader``; else `{"error": message}`.
     var response: BackendResponse {
-        status == 404 ? .json([:], status: 404) : .error(status, message)
+        guard status == 404 else { return .error(status, message) }
+        let headers: HTTPHeaders = message.isEmpty ? [:] : [ServerMessage.reasonHeader: message]
+        return .json([:], status: 404, headers: headers)
     }
 
     /// A 404: an unknown name, id or path, or a method the resource does not serve.
     static let notFound = Refusal(status: 404, message: "")
+
+    /// The 404 for a name the database holds no collection or object of (`POST /posts` to
+    /// `InMemoryBackend()`), saying how to seed one.
+    static func noCollection(_ name: String) -> Refusal {
+        // The name as a JSON string: quoted, and with no line break a header cannot carry.
+        var writer = JSONWriter()
+        writer.writeString(name)
+        let quoted = String(decoding: writer.bytes, as: UTF8.self)
+        return Refusal(
+            status: 404,
+            message: "InMemoryBackend holds no collection \(quoted); seed one with "
+                + "InMemoryBackend(collections: [\(quoted)]) or a database that has it")
+    }
     static func badRequest(_ message: String) -> Refusal { Refusal(status: 400, message: message) }
 }
 
@@ -176,21 +192,46 @@ final class Database {
         return record
     }
 
-    /// Deletes the record with id text `id`, and, as json-server does, the records
-    /// of any collection whose foreign key (`postId` for `posts`) pointed at it.
+    /// Deletes the record with id text `id` from collection `name`, then, as json-server's
+    /// `DELETE` does (also when there is no such record), removes the orphans of the whole
+    /// database once: ``sweepOrphans()``.
     ///
     /// - Throws: 404 when the collection or the record does not exist.
     @discardableResult
     func delete(in name: String, id: String) throws(Refusal) -> StoredRecord {
-        let (collection, _) = try existing(name, id)
-        guard let removed = collection.remove(id: id) else { throw .notFound }
-        if collection.record(id: id) == nil {
-            let foreignKey = Inflector.singular(name) + "Id"
-            for other in collections.values where other.foreignKeys.contains(foreignKey) {
-                other.removeAll(where: foreignKey, is: id)
-            }
-        }
+        guard let collection = collections[name] else { throw .notFound }
+        let removed = collection.remove(id: id)
+        sweepOrphans()
+        guard let removed else { throw .notFound }
         return removed
+    }
+
+    /// Removes every record, of every collection, whose foreign key refers to a record that
+    /// does not exist, as json-server 0.17's `getRemovable` finds them: a member `<name>Id`
+    /// whose text is no id of the existing resource `<plural of name>` (`albumId` → `albums`;
+    /// a key whose resource does not exist is no foreign key). Computed once over the whole
+    /// database, then removed, so a record orphaned by this sweep (a comment of a post it
+    /// removed) goes at the next one. A `null` key refers to nothing and is kept, where
+    /// json-server answers 500. Linear: each collection's `…Id` columns are read once, and
+    /// each value is looked up in the parent's id index.
+    func sweepOrphans() {
+        var removals: [(RecordCollection, [Int])] = []
+        for name in names {
+            guard let collection = collections[name], !collection.foreignKeys.isEmpty else { continue }
+            var doomed: [Int] = []
+            for key in collection.foreignKeys {
+                let parentName = Inflector.plural(String(key.dropLast(2)))
+                if let parent = collections[parentName] {
+                    collection.collectOrphans(of: key, into: &doomed, exists: parent.containsID)
+                } else if let object = objects[parentName] {
+                    // lodash's `getById` over an object looks among its members' values.
+                    let ids = Set(object.members().values.compactMap { JSText.idText($0.objectValue?["id"]) })
+                    collection.collectOrphans(of: key, into: &doomed, exists: ids.contains)
+                }
+            }
+            if !doomed.isEmpty { removals.append((collection, doomed)) }
+        }
+        for (collection, doomed) in removals { collection.remove(slots: doomed) }
     }
 
     private func existing(_ name: String, _ id: String) throws(Refusal) -> (RecordCollection, StoredRecord) {

@@ -142,7 +142,7 @@ struct JSONServer {
         case nil:
             // json-server routes only the names its database has: `POST /nothing` is 404.
             if name == "db" && (method == .get || method == .head) { return Self.ok(database.body) }
-            throw .notFound
+            throw .noCollection(name)
         }
     }
 
@@ -154,7 +154,7 @@ struct JSONServer {
         throws(Refusal) -> BackendResponse
     {
         guard case .collection(let collection)? = database.resource(name) else {
-            throw .notFound
+            throw database.resource(name) == nil ? .noCollection(name) : .notFound
         }
         switch method {
         case .get, .head:

@@ -37,7 +37,9 @@ final class RecordCollection {
     private var holes = 0
     private var numericMaximum: NumericMaximum?
     private var maximumIsStale = false
-    private var hasStringIDs = false
+    /// Whether some record has had an id that is neither a number nor `null`: then the
+    /// largest id is found as lodash finds it, not from `numericMaximum`.
+    private var hasOtherIDs = false
     private var hasDuplicateIDs = false
     /// The columns read so far, by property path; aligned with `slots` (holes included).
     private var columns: [String: FieldColumn] = [:]
@@ -91,6 +93,11 @@ final class RecordCollection {
     /// the records the first time a query asks, then kept in step with writes.
     func column(_ path: String) -> FieldColumn {
         compact()
+        return alignedColumn(path)
+    }
+
+    /// The values at `path` of every slot, holes included (as `nil`), read once.
+    private func alignedColumn(_ path: String) -> FieldColumn {
         if let column = columns[path] { return column }
         var column = FieldColumn(path: path, capacity: slots.count)
         for slot in slots.indices { column.append(value(at: path, inSlot: slot)) }
@@ -105,24 +112,32 @@ final class RecordCollection {
     }
 
     /// The JSON array of the records at `positions` (from 0, in order), copied from the
-    /// arena in one pass.
+    /// arena in one pass into a buffer of the exact size (no per-record append).
     func body(of positions: some Collection<Int>) -> Data {
         compact()
-        var total = 2
+        var total = 1
         for position in positions { total += slots[position].count + 1 }
-        var data = Data(capacity: total)
-        data.append(UInt8(ascii: "["))
-        arena.withUnsafeBytes { raw in
-            var first = true
-            for position in positions {
-                if !first { data.append(UInt8(ascii: ",")) }
-                first = false
-                let slot = slots[position]
-                data.append(
-                    contentsOf: UnsafeRawBufferPointer(rebasing: raw[slot.start..<(slot.start + slot.count)]))
+        if total == 1 { total = 2 }  // "[]"
+        var data = Data(count: total)
+        data.withUnsafeMutableBytes { output in
+            arena.withUnsafeBytes { raw in
+                var offset = 0
+                output[offset] = UInt8(ascii: "[")
+                offset += 1
+                for position in positions {
+                    if offset > 1 {
+                        output[offset] = UInt8(ascii: ",")
+                        offset += 1
+                    }
+                    let slot = slots[position]
+                    let bytes = UnsafeRawBufferPointer(rebasing: raw[slot.start..<(slot.start + slot.count)])
+                    UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + slot.count)])
+                        .copyMemory(from: bytes)
+                    offset += slot.count
+                }
+                output[offset] = UInt8(ascii: "]")
             }
         }
-        data.append(UInt8(ascii: "]"))
         return data
     }
 
@@ -150,7 +165,7 @@ final class RecordCollection {
         garbage += slots[slot].count
         slots[slot] = record.bytes.withUnsafeBytes { store($0, idText: record.idText) }
         noteKeys(of: members)
-        for path in columns.keys { columns[path]?.set(QueryPath.value(members, path), at: slot) }
+        updateColumns { $0.set(QueryPath.value(members, $0.path), at: slot) }
         reclaimGarbage()
         return true
     }
@@ -165,13 +180,33 @@ final class RecordCollection {
         return record
     }
 
-    /// Removes every record whose value at `path` has the text `text` (`postId` = `"1"`
-    /// for the comments of post 1, compared as ids are); returns how many.
+    /// Adds to `doomed` the slots of the records whose foreign key `key` (`albumId`) refers to
+    /// nothing: its text (`String(value)`, as json-server's `getById` compares) is not one
+    /// `exists` accepts. A record without `key`, or with `key` `null`, refers to nothing and
+    /// is kept (json-server answers 500 on a `null` key; Depot's deliberate difference).
+    /// Linear in the slots, reading the column of `key` (kept in step with writes).
+    func collectOrphans(of key: String, into doomed: inout [Int], exists: (String) -> Bool) {
+        let column = alignedColumn(key)
+        guard column.presentCount > 0 else { return }
+        column.texts.withUnsafeBufferPointer { texts in
+            for slot in texts.indices {
+                guard let text = texts[slot], !exists(text) else { continue }
+                doomed.append(slot)
+            }
+        }
+    }
+
+    /// Whether a record has the id text `id`. O(1).
+    func containsID(_ id: String) -> Bool {
+        index[id] != nil
+    }
+
+    /// Removes the records of `doomed` (slots, as ``collectOrphans(of:into:exists:)`` gives
+    /// them; a slot given twice is removed once); returns how many.
     @discardableResult
-    func removeAll(where path: String, is text: String) -> Int {
-        let texts = column(path).texts
+    func remove(slots doomed: [Int]) -> Int {
         var removed = 0
-        for slot in slots.indices where texts[slot] == text && !slots[slot].isHole {
+        for slot in doomed where !slots[slot].isHole {
             if let id = slots[slot].idText, index[id] == slot { index[id] = nil }
             release(slot)
             removed += 1
@@ -181,21 +216,30 @@ final class RecordCollection {
         return removed
     }
 
-    /// The id json-server 0.17 gives a new record: 1 in an empty collection, the
-    /// largest numeric id plus one, or a random 7-character string when the ids are
-    /// strings; never one that is taken.
+    /// The id json-server 0.17 gives a new record (its `createId`), from the ids present at
+    /// the time of the `POST`: 1 in an empty collection, else the largest id (lodash's
+    /// `maxBy`, JavaScript's `>` in record order, so a string id that is not a number never
+    /// wins against numbers) plus one when it is a finite number, else a random 7-character
+    /// string. An id freed by a deletion is given again. Never one that is taken.
     func nextID() -> JSONValue {
         if count == 0 { return .int(1) }
-        if maximumIsStale { recomputeMaximum() }
+        let largest: JSONValue?
+        if hasOtherIDs {
+            largest = Self.largest(column("id").values)
+        } else {
+            if maximumIsStale { recomputeMaximum() }
+            largest = numericMaximum?.value
+        }
         var candidate: JSONValue
-        switch numericMaximum {
+        switch NumericMaximum(largest) {
         case .integer(let value)?:
             let (next, overflow) = value.addingReportingOverflow(1)
             candidate = overflow ? .string(Self.randomID()) : .int(next)
         case .fraction(let value)?:
             candidate = .double(value + 1)
         case nil:
-            candidate = hasStringIDs ? .string(Self.randomID()) : .int(1)
+            // No id at all (json-server fails reading the id of `undefined`): 1.
+            candidate = largest == nil ? .int(1) : .string(Self.randomID())
         }
         while let text = JSText.idText(candidate), index[text] != nil {
             if case .int(let value) = candidate, value < Int.max {
@@ -205,6 +249,18 @@ final class RecordCollection {
             }
         }
         return candidate
+    }
+
+    /// lodash's `maxBy` over `ids` in order: the first that is not `null` or missing, replaced
+    /// by each later one that JavaScript's `>` holds greater.
+    private static func largest(_ ids: [JSONValue?]) -> JSONValue? {
+        var result: (value: JSONValue, primitive: JSText.Primitive)?
+        for case let id? in ids {
+            guard let primitive = JSText.primitive(id) else { continue }
+            if let current = result, !JSText.less(current.primitive, primitive) { continue }
+            result = (id, primitive)
+        }
+        return result?.value
     }
 
     // MARK: - Internals
@@ -241,10 +297,22 @@ final class RecordCollection {
             if index[id] == nil { index[id] = slots.count } else { hasDuplicateIDs = true }
         }
         slots.append(store(bytes, idText: idText))
-        for path in columns.keys { columns[path]?.append(QueryPath.value(members, path)) }
+        updateColumns { $0.append(QueryPath.value(members, $0.path)) }
         count += 1
         noteID(members["id"])
         noteKeys(of: members)
+    }
+
+    /// Changes every column in place. (Iterating `columns.keys` while writing `columns[path]`
+    /// would keep a second reference to the dictionary and copy each column written, all its
+    /// values, on every write.)
+    private func updateColumns(_ change: (inout FieldColumn) -> Void) {
+        guard !columns.isEmpty else { return }
+        var index = columns.values.startIndex
+        while index != columns.values.endIndex {
+            change(&columns.values[index])
+            columns.values.formIndex(after: &index)
+        }
     }
 
     /// Turns `slot` into a hole (the index is the caller's to update).
@@ -254,7 +322,7 @@ final class RecordCollection {
         }
         garbage += slots[slot].count
         slots[slot] = .hole
-        for path in columns.keys { columns[path]?.set(nil, at: slot) }
+        updateColumns { $0.set(nil, at: slot) }
         holes += 1
         count -= 1
     }
@@ -267,11 +335,11 @@ final class RecordCollection {
 
     private func noteID(_ id: JSONValue?) {
         switch id {
-        case .string?: hasStringIDs = true
+        case nil, .null?: break
         case .int?, .double?:
             guard !maximumIsStale, let candidate = NumericMaximum(id) else { return }
             if numericMaximum.map({ candidate.isGreater(than: $0) }) ?? true { numericMaximum = candidate }
-        default: break
+        default: hasOtherIDs = true
         }
     }
 
@@ -285,7 +353,7 @@ final class RecordCollection {
     private func compact() {
         guard holes > 0 else { return }
         let isHole = slots.map(\.isHole)
-        for path in columns.keys { columns[path]?.removeHoles(isHole) }
+        updateColumns { $0.removeHoles(isHole) }
         slots.removeAll(where: \.isHole)
         holes = 0
         index.removeAll(keepingCapacity: true)
@@ -330,6 +398,14 @@ private enum NumericMaximum {
             guard value.isFinite else { return nil }
             if let exact = Int(exactly: value) { self = .integer(exact) } else { self = .fraction(value) }
         default: return nil
+        }
+    }
+
+    /// The number as a JSON value.
+    var value: JSONValue {
+        switch self {
+        case .integer(let value): return .int(value)
+        case .fraction(let value): return .double(value)
         }
     }
 

@@ -186,8 +186,10 @@ public struct RouteContext: Sendable {
         }
     }
 
-    /// Deletes the record with id `id`, as `DELETE` does (json-server also deletes
-    /// the records whose foreign key pointed at it, such as a post's comments).
+    /// Deletes the record with id `id`, as `DELETE` does: then, as json-server does, every
+    /// record of the database whose foreign key (`postId`) points at a record that does not
+    /// exist goes too, such as the deleted post's comments (one sweep, also when there is
+    /// no such record).
     ///
     /// - Returns: the deleted record.
     /// - Throws: ``ServiceError/notFound(_:)`` when there is no such record.
