@@ -606,13 +606,22 @@ public final class Outbox: Sendable {
         if Self.replaying == ObjectIdentifier(self) { return next(request) }
         let write = request
         return Future { [self] promise in
+            // The usual case, at once on the caller's thread: the file is free and nothing waits.
+            if (try? database.withConnectionIfFree({ connection throws(OfflineStoreError) in
+                try waitsBehindEntries(write, connection)
+            })) == false {
+                return attempt(write, through: next, policy: policy, promise: promise)
+            }
             let token = CancellationToken()
-            // On the outbox's queue: the look at the file may wait for another write's sync to
-            // disk, which must not hold the caller's thread (a task's, say).
+            // Otherwise on the outbox's queue: the look at the file may wait for another write's
+            // sync to disk, which must not hold the caller's thread (a task's, say).
             queue.async { [self] in
                 guard !token.isCancelled else { return promise(.failure(.cancelled)) }
                 // When the store cannot tell, better sent out of order than not at all.
-                guard (try? waitsBehindEntries(write)) == true else {
+                let behind = try? database.withConnection { connection throws(OfflineStoreError) in
+                    try waitsBehindEntries(write, connection)
+                }
+                guard behind == true else {
                     let attempt = attempt(
                         write, through: next, policy: policy, promise: promise)
                     token.onCancel { attempt.cancel() }
@@ -636,18 +645,19 @@ public final class Outbox: Sendable {
     /// Whether `write` must be queued behind entries: any queued one a replay can send, any
     /// entry of its resource that waits (queued, or a kept `PUT`, `PATCH` or `DELETE`).
     /// Writes to other resources pass entries held behind kept ones.
-    private func waitsBehindEntries(_ write: BackendRequest) throws(OfflineStoreError) -> Bool {
-        try database.withConnection { connection throws(OfflineStoreError) -> Bool in
-            try syncCounts(connection)
-            guard state.withLock({ $0.queuedCount > 0 || $0.keptCount > 0 }) else { return false }
-            let resource = StoredResponseKey.resource(of: write.path)
-            return try connection.integer(
-                """
-                SELECT EXISTS (
-                    SELECT 1 FROM outbox WHERE resource = ? AND (state = 'queued' OR method <> 'POST'))
-                OR EXISTS (SELECT 1 FROM outbox AS q WHERE state = 'queued' AND NOT EXISTS (\(Self.keptAhead)))
-                """, [.text(resource)]) == 1
-        }
+    /// Called under the store's lock.
+    private func waitsBehindEntries(_ write: BackendRequest, _ connection: SQLiteConnection)
+        throws(OfflineStoreError) -> Bool
+    {
+        try syncCounts(connection)
+        guard state.withLock({ $0.queuedCount > 0 || $0.keptCount > 0 }) else { return false }
+        let resource = StoredResponseKey.resource(of: write.path)
+        return try connection.integer(
+            """
+            SELECT EXISTS (
+                SELECT 1 FROM outbox WHERE resource = ? AND (state = 'queued' OR method <> 'POST'))
+            OR EXISTS (SELECT 1 FROM outbox AS q WHERE state = 'queued' AND NOT EXISTS (\(Self.keptAhead)))
+            """, [.text(resource)]) == 1
     }
 
     /// Sends `write` once; queues it when it fails before any answer (and the outbox has room).

@@ -304,6 +304,17 @@ final class SQLiteDatabase: @unchecked Sendable {
         path = connection.path
     }
 
+    /// Runs `body` with the connection if the lock is free at once, holding it throughout;
+    /// `nil` without running `body` when another thread holds it (a commit syncing to disk,
+    /// say), for callers that must not wait.
+    func withConnectionIfFree<T>(
+        _ body: (SQLiteConnection) throws(OfflineStoreError) -> T
+    ) throws(OfflineStoreError) -> T? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        return try body(connection)
+    }
+
     /// Runs `body` with the connection, holding the lock throughout.
     func withConnection<T>(
         _ body: (SQLiteConnection) throws(OfflineStoreError) -> T
