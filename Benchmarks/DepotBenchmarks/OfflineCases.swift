@@ -116,7 +116,7 @@ enum OfflineCases {
     /// whose own work is a few microseconds, so the ratio is the largest it can be; over a
     /// network the same microseconds are a far smaller share.
     static let onlineWrite = BenchmarkCase(
-        name: "offline.online.write.inmemory", target: 2.0, rounds: 41,
+        name: "offline.online.write.inmemory", target: 2.5, rounds: 41,
         sample: "\(writes) PATCH /photos/:id one after the other on InMemoryBackend: through "
             + ".offline(store) (nothing queued) vs the same backend without it"
     ) { _ in
