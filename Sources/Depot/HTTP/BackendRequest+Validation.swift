@@ -48,8 +48,7 @@ extension BackendRequest {
         }
         let attributes: [FileAttributeKey: Any]
         do {
-            // The file a link points at, not the link.
-            attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+            attributes = try FileSize.attributes(of: url)
         } catch {
             throw .invalidRequest("the body file \(url.path) cannot be read: \(error.localizedDescription)")
         }

@@ -139,6 +139,17 @@ public enum PathSegment {
         }
     }
 
+    /// Refuses an empty segment (an empty id, say) with
+    /// ``ServiceError/invalidRequest(_:)``: `["users", ""]` would go out as `users/`, which
+    /// a server reads as the whole collection.
+    static func checkNoneEmpty(_ segments: [String]) throws(ServiceError) {
+        if let empty = segments.firstIndex(where: \.isEmpty) {
+            throw .invalidRequest(
+                "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
+                    + "/\(join(segments).prefix(200))")
+        }
+    }
+
     /// Encodes each segment and joins them with `/`.
     public static func join(_ segments: [String]) -> String {
         // Usually every segment is plain (`photos`, `42`): the path is then written in one

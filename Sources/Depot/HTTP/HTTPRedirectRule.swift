@@ -77,7 +77,7 @@ public struct HTTPRedirectRule: Sendable {
     {
         guard Self.isRedirect(status), let location = headers["Location"], !location.isEmpty,
             let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-            let targetOrigin = Origin(target)
+            let targetOrigin = Origin(target), targetOrigin.isHTTP
         else { return nil }
         var next = request
         next.url = target

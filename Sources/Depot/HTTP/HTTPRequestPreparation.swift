@@ -83,10 +83,10 @@ public struct HTTPRequestPreparation: Sendable {
             throw .invalidRequest(
                 "the base URL \(baseURL.absoluteString) is not an http or https URL with a host")
         }
-        let encoded = QueryEncoding.encode(request.query)
+        let encoded = QueryString.encode(request.query)
         let target: String
         var query = ""
-        if Self.isPlainRelative(request.path) {
+        if PathReference.isPlainRelative(request.path) {
             // The common case (`posts/1`): no query, fragment, scheme or leading slash.
             target = base.directory + request.path
             query = encoded
@@ -107,43 +107,17 @@ public struct HTTPRequestPreparation: Sendable {
     private func resolvedTarget(_ fullPath: String, base: BaseURL, query: inout String) throws(ServiceError)
         -> String
     {
-        var reference = Substring(fullPath)
-        if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
-        var path = reference
-        if let mark = reference.firstIndex(of: "?") {
-            path = reference[..<mark]
-            query = String(reference[reference.index(after: mark)...])
-        }
-        let target: String
-        if path.hasPrefix("//") || Self.hasScheme(path) {
-            let absolute = path.hasPrefix("//") ? base.scheme + ":" + path : String(path)
+        let reference = PathReference(fullPath, scheme: base.scheme)
+        query = String(reference.query)
+        if let absolute = reference.absoluteURL {
             guard let url = URL(string: absolute), let origin = Origin(url), origin == base.origin else {
                 throw .invalidRequest(
                     "\(absolute.prefix(200)) is not on the backend's origin \(base.originPrefix)")
             }
-            target = absolute
-        } else if path.hasPrefix("/") {
-            target = base.originPrefix + path
-        } else {
-            target = base.directory + path
+            return absolute
         }
-        return target
-    }
-
-    /// Whether `path` is relative with no query, fragment or scheme and no leading `/`
-    /// (`posts/1`), so that it only needs appending to the base.
-    private static func isPlainRelative(_ path: String) -> Bool {
-        guard path.utf8.first != UInt8(ascii: "/") else { return false }
-        return !path.utf8.contains { byte in
-            byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: ":")
-        }
-    }
-
-    /// Whether `path` starts with an RFC 3986 scheme (`http:`, `https:`, …).
-    private static func hasScheme(_ path: Substring) -> Bool {
-        guard let colon = path.firstIndex(of: ":"), let first = path.first, first.isASCII, first.isLetter
-        else { return false }
-        return path[..<colon].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+        return reference.path.hasPrefix("/")
+            ? base.originPrefix + reference.path : base.directory + reference.path
     }
 }
 
@@ -186,7 +160,7 @@ struct BaseURL: Sendable {
 
     /// Reads `url`, or returns `nil` when it is not an `http` / `https` URL with a host.
     init?(_ url: URL) {
-        guard let origin = Origin(url) else { return nil }
+        guard let origin = Origin(url), origin.isHTTP else { return nil }
         let absolute = url.absoluteString
         guard let separator = absolute.range(of: "://") else { return nil }
         let afterScheme = absolute[separator.upperBound...]
@@ -198,44 +172,4 @@ struct BaseURL: Sendable {
         self.originPrefix = String(absolute[..<authorityEnd])
         self.directory = originPrefix + basePath + (basePath.hasSuffix("/") ? "" : "/")
     }
-}
-
-/// An RFC 6454 origin: scheme, host and port, compared without regard to case.
-struct Origin: Sendable, Hashable {
-    let scheme: String
-    let host: String
-    let port: Int
-
-    /// The origin of an `http` or `https` URL with a host; `nil` for any other URL.
-    init?(_ url: URL) {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = url.host, !host.isEmpty
-        else { return nil }
-        self.scheme = scheme
-        self.host = host.lowercased()
-        self.port = url.port ?? (scheme == "https" ? 443 : 80)
-    }
-}
-
-/// Query strings encoded per RFC 3986, stricter than `URLComponents`.
-enum QueryEncoding {
-    /// `name=value` pairs joined with `&`; a `nil` value gives a bare `name`. Names and
-    /// values keep only unreserved characters, so `+`, `&`, `=`, `/`, `?` and spaces
-    /// are all percent-encoded and reach the server as they were.
-    static func encode(_ items: [URLQueryItem]) -> String {
-        items.map { item in
-            let name = component(item.name)
-            guard let value = item.value else { return name }
-            return name + "=" + component(value)
-        }
-        .joined(separator: "&")
-    }
-
-    /// Percent-encodes everything but RFC 3986 unreserved characters.
-    static func component(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
-    }
-
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }

@@ -29,13 +29,13 @@ struct LinkTarget: Equatable {
         let query = components.queryItems ?? []
         components.query = nil
         components.fragment = nil
-        let rootOrigin = root.flatMap(LinkOrigin.init)
+        let rootOrigin = root.flatMap(Origin.init)
 
         if components.scheme == nil, components.host != nil, let rootOrigin {
             components.scheme = rootOrigin.scheme  // `//host/path` takes the root's scheme
         }
         if components.scheme != nil || components.host != nil {
-            let origin = LinkOrigin(components)
+            let origin = Origin(components)
             if let origin, origin == rootOrigin, let root {
                 return LinkTarget(
                     path: relativePath(components.percentEncodedPath, under: root, origin: origin),
@@ -64,40 +64,12 @@ struct LinkTarget: Equatable {
 
     /// `path` relative to the root's directory when it lies under it, else the
     /// absolute URL of `path` on the root's origin.
-    private static func relativePath(_ path: String, under root: URL, origin: LinkOrigin) -> String {
+    private static func relativePath(_ path: String, under root: URL, origin: Origin) -> String {
         var directory = URLComponents(url: root, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? "/"
         if !directory.hasSuffix("/") { directory += "/" }
         let absolutePath = path.isEmpty ? "/" : path
         if absolutePath == directory || absolutePath + "/" == directory { return "" }
         if absolutePath.hasPrefix(directory) { return String(absolutePath.dropFirst(directory.count)) }
         return origin.description + absolutePath
-    }
-}
-
-/// An RFC 6454 origin: scheme, host and port, compared without regard to case and
-/// with default ports filled in.
-struct LinkOrigin: Hashable, CustomStringConvertible {
-    var scheme: String
-    var host: String
-    var port: Int?
-
-    init?(_ url: URL) {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
-        self.init(components)
-    }
-
-    init?(_ components: URLComponents) {
-        guard let scheme = components.scheme?.lowercased(), let host = components.host?.lowercased() else {
-            return nil
-        }
-        self.scheme = scheme
-        self.host = host
-        let defaultPort = ["http": 80, "https": 443][scheme]
-        port = components.port == defaultPort ? nil : components.port
-    }
-
-    var description: String {
-        let host = self.host.contains(":") ? "[\(self.host)]" : self.host  // IPv6 literal
-        return "\(scheme)://\(host)" + (port.map { ":\($0)" } ?? "")
     }
 }

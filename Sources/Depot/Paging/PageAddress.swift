@@ -40,11 +40,8 @@ public enum PageAddress: Sendable, Hashable {
     /// Whether `value` is an absolute URL or an absolute path rather than a token.
     static func isLink(_ value: String) -> Bool {
         if value.hasPrefix("/") { return true }
-        guard let colon = value.firstIndex(of: ":"), let first = value.first, first.isASCII, first.isLetter
-        else { return false }
-        let scheme = value[..<colon]
-        let isScheme = scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
-        return isScheme && value[value.index(after: colon)...].hasPrefix("//")
+        guard Origin.startsWithScheme(value[...]), let colon = value.firstIndex(of: ":") else { return false }
+        return value[value.index(after: colon)...].hasPrefix("//")
     }
 }
 

@@ -16,11 +16,7 @@ enum PageRequest {
             let (path, items) = QueryString.split(href)
             return BackendRequest(method: .get, path: path, query: items)
         }
-        if let empty = segments.firstIndex(where: \.isEmpty) {
-            throw .invalidRequest(
-                "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
-                    + "/\(PathSegment.join(segments).prefix(200))")
-        }
+        try PathSegment.checkNoneEmpty(segments)
         let items = query.items + (try style.query(for: address, size: size))
         return BackendRequest(method: .get, segments: segments, query: items)
     }

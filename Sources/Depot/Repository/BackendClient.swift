@@ -88,11 +88,7 @@ extension BackendClient {
     static func request(
         _ method: HTTPMethod, _ segments: [String], query: Query, headers: HTTPHeaders
     ) throws(ServiceError) -> BackendRequest {
-        if let empty = segments.firstIndex(where: { $0.isEmpty }) {
-            throw .invalidRequest(
-                "path segment \(empty + 1) of \(segments.count) is empty (an empty id or name?): "
-                    + "/\(PathSegment.join(segments).prefix(200))")
-        }
+        try PathSegment.checkNoneEmpty(segments)
         return BackendRequest(method: method, segments: segments, query: query.items, headers: headers)
     }
 

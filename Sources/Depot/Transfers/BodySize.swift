@@ -17,15 +17,16 @@ extension BackendResponse {
     }
 }
 
-/// The size of a file on disk.
+/// The one reader of a file's size on disk, for logs, progress and body files.
 enum FileSize {
+    /// The attributes of the file at `url`: the file a symbolic link points at, not the link.
+    static func attributes(of url: URL) throws -> [FileAttributeKey: Any] {
+        try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
+    }
+
     /// The size of the file at `url`, or `nil` when there is none to read.
     static func of(_ url: URL) -> Int64? {
-        guard
-            let attributes = try? FileManager.default.attributesOfItem(
-                atPath: url.resolvingSymlinksInPath().path),
-            let size = attributes[.size] as? NSNumber
-        else { return nil }
+        guard let size = (try? attributes(of: url))?[.size] as? NSNumber else { return nil }
         return size.int64Value
     }
 }

@@ -124,10 +124,10 @@ struct InMemoryColumnTests {
         }
         let paths = ["o.id.id", "n.1.x", "n.4", "n.9", "title", "o.missing", "a.b"]
         for path in paths {
-            let read = record.withUnsafeBytes { QueryPath.value(in: $0, path) }
-            #expect(read == QueryPath.value(parsed, path), "\(path)")
+            let read = record.withUnsafeBytes { PropertyPath.value(in: $0, path) }
+            #expect(read == PropertyPath.value(parsed, path), "\(path)")
         }
-        #expect(record.withUnsafeBytes { QueryPath.value(in: $0, "o.id.id") } == .int(1))
+        #expect(record.withUnsafeBytes { PropertyPath.value(in: $0, "o.id.id") } == .int(1))
         #expect(Data("[1]".utf8).withUnsafeBytes { JSONParser.member("a", in: $0) } == nil)
         #expect(Data("{}".utf8).withUnsafeBytes { JSONParser.member("a", in: $0) } == nil)
     }

@@ -241,7 +241,7 @@ struct CacheMiddlewareTests {
 
     @Test func entriesAreKeptPerFullTargetWithTheQueryInOrder() async throws {
         let backend = ScriptedBackend { request in
-            let target = request.path + "?" + QueryEncoding.encode(request.query)
+            let target = request.path + "?" + QueryString.encode(request.query)
             let tag = "\"\(target)\""
             if request.headers["If-None-Match"] == tag { return .status(304) }
             return .status(200, headers: ["ETag": tag], body: target)
@@ -259,7 +259,7 @@ struct CacheMiddlewareTests {
         #expect(cache.count == 4)
         for query in targets {
             let answer = try await client.send(Self.get("posts", query: query)).value
-            #expect(answer.body == Data(("posts?" + QueryEncoding.encode(query)).utf8))
+            #expect(answer.body == Data(("posts?" + QueryString.encode(query)).utf8))
         }
 
         #expect(backend.requests.prefix(4).allSatisfy { !$0.isConditional })

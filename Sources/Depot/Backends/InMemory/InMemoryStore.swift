@@ -79,9 +79,6 @@ final class InMemoryStore: @unchecked Sendable {
         try locked { () throws(Failure) -> Result in try body(database) }
     }
 
-    /// The backend's base as links are built from it.
-    var baseLocation: BaseLocation { locked { base } }
-
     // MARK: - Answering
 
     /// Logs `request`, and answers it now unless there is latency.

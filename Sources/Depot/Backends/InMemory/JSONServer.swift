@@ -166,7 +166,7 @@ struct JSONServer {
                 if method == .get, let tag = record.entityTag { response.headers["ETag"] = tag }
                 return response
             }
-            let query = ListQuery(target.query)
+            let query = JSONServerQuery(target.query)
             let relations = Relations(
                 collection: name, embed: query.embed, expand: query.expand, database: database)
             return Self.ok(relations.bytes(of: record))

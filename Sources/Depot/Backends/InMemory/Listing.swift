@@ -19,8 +19,8 @@ enum Listing {
         }
 
         /// The filter the scope adds.
-        var filter: ListQuery.Filter {
-            ListQuery.Filter(key: key, path: key, operation: .equal, values: [value])
+        var filter: JSONServerQuery.Filter {
+            JSONServerQuery.Filter(key: key, path: key, operation: .equal, values: [value])
         }
 
         /// Whether the scope's listing holds `record` of `collection`: its foreign key
@@ -52,7 +52,7 @@ enum Listing {
         at location: Location,
         database: Database
     ) throws(Refusal) -> BackendResponse {
-        var query = ListQuery(location.query)
+        var query = JSONServerQuery(location.query)
         if let scope { query.setFilter(scope.filter) }
         var headers = BackendResponse.jsonHeaders()
         if query.isEmpty {
@@ -61,8 +61,8 @@ enum Listing {
         let selection = try select(collection, query: query)
         let total = selection?.count ?? collection.count
 
-        let paging = ListQuery.isSet(query.page)
-        if paging || ListQuery.isSet(query.end) || ListQuery.isSet(query.limit) {
+        let paging = JSONServerQuery.isSet(query.page)
+        if paging || JSONServerQuery.isSet(query.end) || JSONServerQuery.isSet(query.limit) {
             headers["X-Total-Count"] = String(total)
             headers["Access-Control-Expose-Headers"] = paging ? "X-Total-Count, Link" : "X-Total-Count"
         }
@@ -71,10 +71,10 @@ enum Listing {
             let page = PageWindow(query: query, total: total)
             range = page.range
             if let links = page.linkHeader(location) { headers["Link"] = links }
-        } else if ListQuery.isSet(query.end) {
+        } else if JSONServerQuery.isSet(query.end) {
             range = slice(
                 total, start: JSText.parseInt(query.start) ?? 0, end: JSText.parseInt(query.end) ?? 0)
-        } else if ListQuery.isSet(query.limit) {
+        } else if JSONServerQuery.isSet(query.limit) {
             let start = JSText.parseInt(query.start) ?? 0
             let end =
                 JSText.parseInt(query.limit).map { limit in
@@ -111,7 +111,7 @@ enum Listing {
     /// sorted order; `nil` when that is the whole collection as it is. Filters and sort keys
     /// read the collection's columns: each value once, no record copied.
     private static func select(
-        _ collection: RecordCollection, query: ListQuery
+        _ collection: RecordCollection, query: JSONServerQuery
     ) throws(Refusal) -> [Int]? {
         var filters: [CompiledFilter] = []
         for filter in query.filters {
@@ -165,7 +165,7 @@ private struct PageWindow {
     /// `number * size`, unclamped: json-server offers `next` while it is below `total`.
     private let end: Int
 
-    init(query: ListQuery, total: Int) {
+    init(query: JSONServerQuery, total: Int) {
         number = max(JSText.parseInt(query.page) ?? 1, 1)
         let limit = JSText.parseInt(query.limit) ?? 0
         size = limit != 0 ? limit : 10
@@ -202,7 +202,7 @@ private struct PageWindow {
             replaced = true
             return URLQueryItem(name: "_page", value: String(page))
         }
-        return QueryText.encode(items)
+        return QueryString.encode(keepingCommas: true, items)
     }
 }
 
@@ -280,27 +280,4 @@ struct SortKey {
         }
         return order.map { positions[$0] }
     }
-}
-
-/// Query strings for the URLs the backend writes, encoded per RFC 3986: names and
-/// values keep only unreserved characters (and `,`), so they read back exactly.
-enum QueryText {
-    static func encode(_ items: [URLQueryItem]) -> String {
-        items.map { item in
-            let name = component(item.name)
-            guard let value = item.value else { return name }
-            return name + "=" + component(value)
-        }
-        .joined(separator: "&")
-    }
-
-    private static func component(_ text: String) -> String {
-        // Fast path: `_page`, `20` and most values need no encoding, and Foundation's
-        // percent-encoding costs about a microsecond per call on Linux.
-        if text.utf8.allSatisfy({ PathSegment.isUnreserved($0) || $0 == UInt8(ascii: ",") }) { return text }
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
-    }
-
-    private static let allowed = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~,")
 }

@@ -165,7 +165,7 @@ final class RecordCollection {
         garbage += slots[slot].count
         slots[slot] = record.bytes.withUnsafeBytes { store($0, idText: record.idText) }
         noteKeys(of: members)
-        updateColumns { $0.set(QueryPath.value(members, $0.path), at: slot) }
+        updateColumns { $0.set(PropertyPath.value(members, $0.path), at: slot) }
         reclaimGarbage()
         return true
     }
@@ -278,7 +278,7 @@ final class RecordCollection {
         let place = slots[slot]
         guard !place.isHole else { return nil }
         return arena.withUnsafeBytes { raw in
-            QueryPath.value(
+            PropertyPath.value(
                 in: UnsafeRawBufferPointer(rebasing: raw[place.start..<(place.start + place.count)]), path)
         }
     }
@@ -297,7 +297,7 @@ final class RecordCollection {
             if index[id] == nil { index[id] = slots.count } else { hasDuplicateIDs = true }
         }
         slots.append(store(bytes, idText: idText))
-        updateColumns { $0.append(QueryPath.value(members, $0.path)) }
+        updateColumns { $0.append(PropertyPath.value(members, $0.path)) }
         count += 1
         noteID(members["id"])
         noteKeys(of: members)

@@ -20,22 +20,15 @@ struct RequestTarget {
     /// - Throws: ``ServiceError/invalidRequest(_:)`` for an absolute URL of another
     ///   origin, or one that does not parse.
     static func parse(_ request: BackendRequest, base: BaseLocation) throws(ServiceError) -> RequestTarget? {
-        if let segments = plainRelativeSegments(request.path) {
-            return RequestTarget(segments: segments, query: request.query)
+        if PathReference.isPlainRelative(request.path) {
+            return RequestTarget(segments: split(Substring(request.path)), query: request.query)
         }
-        var reference = Substring(request.path)
-        if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
-        var path = reference
-        var query: [URLQueryItem] = []
-        if let mark = reference.firstIndex(of: "?") {
-            path = reference[..<mark]
-            query = QueryString.parse(reference[reference.index(after: mark)...])
-        }
-        query += request.query
+        let reference = PathReference(request.path, scheme: base.scheme)
+        let path = reference.path
+        let query = (reference.query.isEmpty ? [] : QueryString.parse(reference.query)) + request.query
 
         let relative: Substring
-        if path.hasPrefix("//") || hasScheme(path) {
-            let absolute = path.hasPrefix("//") ? base.scheme + ":" + path : String(path)
+        if let absolute = reference.absoluteURL {
             guard let components = URLComponents(string: absolute) else {
                 throw .invalidRequest("\(absolute.prefix(200)) is not a valid URL")
             }
@@ -87,31 +80,6 @@ struct RequestTarget {
         }
         return segments
     }
-
-    /// The decoded segments of `path` when it is relative with no query, fragment or
-    /// scheme (`posts/1`), the common case that needs no further parsing; else `nil`.
-    private static func plainRelativeSegments(_ path: String) -> [String]? {
-        var path = path
-        return path.withUTF8 { bytes -> [String]? in
-            for (offset, byte) in bytes.enumerated() {
-                switch byte {
-                case UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: ":"): return nil
-                case UInt8(ascii: "/") where offset == 0: return nil
-                default: break
-                }
-            }
-            return split(bytes)
-        }
-    }
-
-    /// Whether `path` starts with an RFC 3986 scheme (`http:`).
-    private static func hasScheme(_ path: Substring) -> Bool {
-        guard let colon = path.firstIndex(of: ":"), let first = path.first, first.isASCII, first.isLetter
-        else {
-            return false
-        }
-        return path[..<colon].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
-    }
 }
 
 /// The parts of ``InMemoryBackend/baseURL`` that requests are resolved against and
@@ -120,10 +88,8 @@ struct RequestTarget {
 final class BaseLocation: Sendable {
     /// `http` or `https` (or whatever the base says), lowercased.
     let scheme: String
-    /// The host, lowercased.
-    let host: String
-    /// The port, or the scheme's default.
-    let port: Int
+    /// The base's origin; `nil` when the base URL names no host.
+    let identity: Origin?
     /// `scheme://host[:port]`, as the base spells it.
     let origin: String
     /// The base's percent-encoded path, ending in `/`: `/api/`.
@@ -133,8 +99,7 @@ final class BaseLocation: Sendable {
     init(_ url: URL) {
         let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
         scheme = (components?.scheme ?? "http").lowercased()
-        host = (components?.host ?? "localhost").lowercased()
-        port = components?.port ?? (scheme == "https" ? 443 : 80)
+        identity = components.flatMap(Origin.init)
         var origin = scheme + "://" + (components?.percentEncodedHost ?? "localhost")
         if let explicit = components?.port { origin += ":\(explicit)" }
         self.origin = origin
@@ -151,10 +116,7 @@ final class BaseLocation: Sendable {
 
     /// Whether `components` names this origin.
     func isSameOrigin(_ components: URLComponents) -> Bool {
-        guard let otherScheme = components.scheme?.lowercased(), otherScheme == scheme,
-            let otherHost = components.host?.lowercased(), otherHost == host
-        else { return false }
-        return (components.port ?? (otherScheme == "https" ? 443 : 80)) == port
+        identity != nil && Origin(components) == identity
     }
 
     /// `absolutePath` made relative to the base path; `nil` when it lies outside.

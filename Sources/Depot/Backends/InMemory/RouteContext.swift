@@ -119,7 +119,8 @@ public struct RouteContext: Sendable {
     /// The absolute URL of a path under the backend's base, each segment
     /// percent-encoded: `context.url("movies", "1")` is `http://localhost/movies/1`.
     public func url(_ segments: String..., query: [URLQueryItem] = []) -> String {
-        BaseLocation(baseURL).url(PathSegment.join(segments), query: QueryText.encode(query))
+        BaseLocation(baseURL).url(
+            PathSegment.join(segments), query: QueryString.encode(keepingCommas: true, query))
     }
 
     // MARK: - Collections

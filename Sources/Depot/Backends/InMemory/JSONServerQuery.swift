@@ -2,7 +2,7 @@ import Foundation
 
 /// The query of a json-server listing, sorted into its parts: full text, slicing,
 /// paging, sorting, relations, and the field filters that remain.
-struct ListQuery {
+struct JSONServerQuery {
     /// One field filter: `userId=1&userId=2`, `views_gte=10`, `title_like=^a`.
     struct Filter {
         /// How a filter compares.
@@ -108,9 +108,9 @@ struct ListQuery {
     }
 }
 
-/// A ``ListQuery/Filter`` ready to test records.
+/// A ``JSONServerQuery/Filter`` ready to test records.
 struct CompiledFilter {
-    let filter: ListQuery.Filter
+    let filter: JSONServerQuery.Filter
     private let patterns: [NSRegularExpression]
 
     /// Compiles the `_like` patterns. An empty one (`title_like=`, what a cleared
@@ -119,7 +119,7 @@ struct CompiledFilter {
     ///
     /// - Throws: 400 for a pattern that is not a regular expression (json-server
     ///   answers 500).
-    init(_ filter: ListQuery.Filter) throws(Refusal) {
+    init(_ filter: JSONServerQuery.Filter) throws(Refusal) {
         self.filter = filter
         guard filter.operation == .like else {
             patterns = []
@@ -142,7 +142,7 @@ struct CompiledFilter {
     /// field never passes; values compare with the field's text (`userId=1` matches
     /// `1`); `_gte` / `_lte` compare as JavaScript does (numbers as numbers).
     func matches(_ record: StoredRecord) -> Bool {
-        let value = record.bytes.withUnsafeBytes { QueryPath.value(in: $0, filter.path) }
+        let value = record.bytes.withUnsafeBytes { PropertyPath.value(in: $0, filter.path) }
         return matches(value, text: FieldColumn.text(value))
     }
 

@@ -1,7 +1,7 @@
 /// Property paths in query parameters (`author.name`, `tags.0`), read as lodash's
 /// `_.get` and `_.has` read them: a member named exactly `path` first, then the
 /// dotted path through objects and array indexes.
-enum QueryPath {
+enum PropertyPath {
     /// The value at `path` in `members`, `nil` when there is none.
     static func value(_ members: [String: JSONValue], _ path: String) -> JSONValue? {
         if let direct = members[path] { return direct }

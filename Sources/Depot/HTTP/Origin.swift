@@ -1,0 +1,63 @@
+import Foundation
+
+/// An RFC 6454 origin: scheme, host and port, compared without regard to case and
+/// with the scheme's default port filled in (`https://a` is `https://a:443`).
+///
+/// It is the one rule for which host may receive a request's credentials: every layer
+/// that resolves a path or a link, or follows a redirect, compares origins with `==`.
+struct Origin: Sendable, Hashable, CustomStringConvertible {
+    /// The scheme, lowercased.
+    let scheme: String
+    /// The host, lowercased, without the brackets of an IPv6 literal.
+    let host: String
+    /// The port, or the scheme's default; `nil` for a scheme with no known default and
+    /// no port given.
+    let port: Int?
+
+    /// The origin of `components`, or `nil` when they have no scheme or no host.
+    init?(_ components: URLComponents) {
+        guard let scheme = components.scheme?.lowercased(), !scheme.isEmpty,
+            var host = components.host?.lowercased(), !host.isEmpty
+        else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        self.scheme = scheme
+        self.host = host
+        self.port = components.port ?? Self.defaultPort(of: scheme)
+    }
+
+    /// The origin of `url`, or `nil` when it has no scheme or no host.
+    init?(_ url: URL) {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+        self.init(components)
+    }
+
+    /// Whether the scheme is `http` or `https`: the only ones a backend sends to.
+    var isHTTP: Bool { scheme == "http" || scheme == "https" }
+
+    /// `https://host`, with the port only when it is not the scheme's default.
+    var description: String {
+        let shownHost = host.contains(":") ? "[\(host)]" : host
+        let shownPort = port.flatMap { $0 == Self.defaultPort(of: scheme) ? nil : ":\($0)" } ?? ""
+        return "\(scheme)://\(shownHost)\(shownPort)"
+    }
+
+    /// The port a URL of `scheme` means when it names none.
+    static func defaultPort(of scheme: String) -> Int? {
+        switch scheme {
+        case "http", "ws": 80
+        case "https", "wss": 443
+        default: nil
+        }
+    }
+
+    /// Whether `reference` starts with an RFC 3986 scheme (`http:`, `https:`, …), so it
+    /// is an absolute URL rather than a path. `a:b` is one; `posts/a:b` is not.
+    static func startsWithScheme(_ reference: Substring) -> Bool {
+        guard let colon = reference.firstIndex(of: ":"), let first = reference.first, first.isASCII,
+            first.isLetter
+        else { return false }
+        return reference[..<colon].allSatisfy {
+            $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0))
+        }
+    }
+}
