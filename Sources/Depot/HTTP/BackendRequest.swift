@@ -10,7 +10,13 @@ public struct BackendRequest: Sendable, Hashable {
     /// The HTTP method.
     public var method: HTTPMethod
     /// The percent-encoded path relative to the backend's base, or an absolute URL.
-    public var path: String
+    public var path: String {
+        get { encodedPath }
+        set {
+            encodedPath = newValue
+            built = SegmentMemo()
+        }
+    }
     /// The query items, in order; names may repeat (`id=1&id=2`).
     public var query: [URLQueryItem]
     /// The header fields.
@@ -43,6 +49,16 @@ public struct BackendRequest: Sendable, Hashable {
         set { retryable = newValue }
     }
     private var retryable: Bool?
+    /// The path as given or as built from segments.
+    private var encodedPath: String
+    /// The segments ``path`` was built from, while it still is.
+    private var built = SegmentMemo()
+
+    /// The decoded segments ``path`` was built from by
+    /// ``init(method:segments:query:headers:body:)``, so that a backend reads them
+    /// without parsing the path back; `nil` once the path was set as a string, or when a
+    /// segment is empty (the path then means what a server makes of it).
+    var segments: [String]? { built.segments }
 
     /// Creates a request for an already encoded path.
     public init(
@@ -53,7 +69,7 @@ public struct BackendRequest: Sendable, Hashable {
         body: Data? = nil
     ) {
         self.method = method
-        self.path = path
+        self.encodedPath = path
         self.query = query
         self.headers = headers
         self.body = body
@@ -72,6 +88,7 @@ public struct BackendRequest: Sendable, Hashable {
     ) {
         self.init(
             method: method, path: PathSegment.join(segments), query: query, headers: headers, body: body)
+        if !segments.contains(where: \.isEmpty) { built = SegmentMemo(segments: segments) }
     }
 
     /// Whether the body or the answer moves through a file, or progress is observed:
@@ -109,6 +126,16 @@ extension BackendRequest {
         let type = field.prefix { $0 != ";" }
         return type.trimmingCharacters(in: .whitespaces).lowercased()
     }
+}
+
+/// The segments a request's path was built from: a shortcut for backends, not part of
+/// the request's identity (two requests with the same path are equal however they were
+/// made).
+private struct SegmentMemo: Sendable, Hashable {
+    var segments: [String]?
+
+    static func == (lhs: SegmentMemo, rhs: SegmentMemo) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
 }
 
 /// Percent-encoding of single path segments (RFC 3986 §3.3).

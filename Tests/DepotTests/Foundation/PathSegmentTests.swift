@@ -56,4 +56,25 @@ struct PathSegmentTests {
         #expect(PathSegment.decode("100%") == "100%")
         #expect(PathSegment.decode("%zz") == "%zz")
     }
+
+    /// A request built from segments carries them to the backend, which reads them
+    /// without parsing the path back; it stays equal to the same path given as a string,
+    /// and a path set later replaces the segments.
+    @Test func aRequestKeepsTheSegmentsItWasBuiltFrom() async throws {
+        var built = BackendRequest(segments: ["posts", "a/b?c"])
+        #expect(built.segments == ["posts", "a/b?c"])
+        #expect(built == BackendRequest(path: "posts/a%2Fb%3Fc"))
+        #expect(built.hashValue == BackendRequest(path: "posts/a%2Fb%3Fc").hashValue)
+        #expect(BackendRequest(path: "posts/1").segments == nil)
+        #expect(BackendRequest(segments: ["posts", ""]).segments == nil)
+        built.path = "users/1"
+        #expect(built.segments == nil)
+
+        let backend = try InMemoryBackend(database: Data(#"{"posts":[{"id":"a/b?c"}]}"#.utf8))
+        let bySegments = try await backend.send(BackendRequest(segments: ["posts", "a/b?c"])).value
+        let byPath = try await backend.send(BackendRequest(path: "posts/a%2Fb%3Fc")).value
+        #expect(bySegments.body == byPath.body)
+        let missing = await backend.send(built).result
+        #expect(throws: ServiceError.self) { try missing.get() }
+    }
 }

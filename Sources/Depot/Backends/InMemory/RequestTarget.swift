@@ -20,6 +20,9 @@ struct RequestTarget {
     /// - Throws: ``ServiceError/invalidRequest(_:)`` for an absolute URL of another
     ///   origin, or one that does not parse.
     static func parse(_ request: BackendRequest, base: BaseLocation) throws(ServiceError) -> RequestTarget? {
+        if let segments = request.segments {
+            return RequestTarget(segments: segments, query: request.query)
+        }
         if PathReference.isPlainRelative(request.path) {
             return RequestTarget(segments: split(Substring(request.path)), query: request.query)
         }
