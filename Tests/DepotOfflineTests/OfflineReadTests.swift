@@ -2,7 +2,7 @@ import Depot
 import Foundation
 import Testing
 
-@testable import DepotOffline
+@_spi(Testing) @testable import DepotOffline
 
 /// A user as the in-memory server stores it.
 struct Member: Codable, Identifiable, Sendable, Equatable {
@@ -65,7 +65,7 @@ struct OfflineReadTests {
     /// A store whose answers wait a long time to be written, so a test sees them waiting.
     private func slowStore() throws -> OfflineStore {
         try OfflineStore(
-            at: folder.file("depot.sqlite"), migrations: StoreSchema.migrations, answerDelay: .seconds(60))
+            at: folder.file("depot.sqlite"), writeDelay: .seconds(60))
     }
 
     @Test func anAnswerNotYetWrittenIsServedAtOnce() async throws {
@@ -102,13 +102,13 @@ struct OfflineReadTests {
         server.route(.get, "item/:id") { _ throws(ServiceError) in
             BackendResponse(status: 200, body: Data("{}".utf8))
         }
-        for id in 0..<(AnswerWriter.batchLimit + 44) {
+        for id in 0..<(ResponseWriter.batchLimit + 44) {
             _ = try await backend.send(BackendRequest(path: "item/\(id)")).value
         }
 
         store.flush()
 
-        #expect(try store.integer("SELECT count(*) FROM answers") == Int64(AnswerWriter.batchLimit + 44))
+        #expect(try store.integer("SELECT count(*) FROM answers") == Int64(ResponseWriter.batchLimit + 44))
     }
 
     @Test func signingOutForgetsAnswersWaitingToBeWritten() async throws {
@@ -201,7 +201,7 @@ struct OfflineReadTests {
     @Test func aTooManyRequestsAnswerIsNotReplacedEvenWhenServerErrorsAre() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let lenient = network.with(
-            .offline(store, policy: OfflinePolicy(servesStoredAnswersOnServerError: true)))
+            .offline(store, policy: OfflinePolicy(servesStoredResponsesOnServerError: true)))
         _ = try await lenient.send(BackendRequest(path: "members/1")).value
         server.failNext(1, status: 429)
 
@@ -303,7 +303,7 @@ struct OfflineReadTests {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let plain = network.with(.offline(store))
         let lenient = network.with(
-            .offline(store, policy: OfflinePolicy(servesStoredAnswersOnServerError: true)))
+            .offline(store, policy: OfflinePolicy(servesStoredResponsesOnServerError: true)))
         _ = try await plain.send(BackendRequest(path: "members/1")).value
         settle(store)
 

@@ -2,7 +2,7 @@ import Depot
 import Foundation
 import Testing
 
-@testable import DepotOffline
+@_spi(Testing) @testable import DepotOffline
 
 /// The same behaviour from both ``ResponseStorage`` implementations: Depot's in memory and
 /// DepotOffline's SQLite one.
@@ -283,7 +283,7 @@ struct OfflineResponseStorageTests {
     func lookUpsWriteRecencyLater() throws {
         let folder = try TemporaryFolder()
         let url = folder.file("depot.sqlite")
-        let store = try OfflineStore(at: url, migrations: StoreSchema.migrations, answerDelay: .seconds(60))
+        let store = try OfflineStore(at: url, writeDelay: .seconds(60))
         let storage = OfflineResponseStorage(store: store, maxEntries: 2)
         func walBytes() throws -> Int {
             (try FileManager.default.attributesOfItem(atPath: url.companion("-wal").filePath)[.size] as? Int)

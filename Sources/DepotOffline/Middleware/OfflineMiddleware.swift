@@ -20,7 +20,7 @@ import Foundation
 /// `Set-Cookie`, body; never one marked `Cache-Control: no-store`), per method, path, query
 /// and ``OfflinePolicy/account``. When a `GET` then fails with
 /// `ServiceError.cannotConnect`, `.noConnection` or `.timedOut` (and with a `5xx` when
-/// ``OfflinePolicy/servesStoredAnswersOnServerError`` says so, or within the seconds the
+/// ``OfflinePolicy/servesStoredResponsesOnServerError`` says so, or within the seconds the
 /// stored answer's `stale-if-error` allows), the stored answer is served instead, with an
 /// `Age` header, also after the app restarts. To tell that an answer came from the store
 /// and how old it is, collect the call in an `AnswerReceipt`:
@@ -50,7 +50,7 @@ import Foundation
 /// query items (`GET me?access_token=…`) is neither stored nor queued. A write
 /// ``OfflinePolicy/queuesWrite`` excludes (a sign-in, a token refresh: anything whose body
 /// carries a secret) passes through and fails as the network failed, and an answer
-/// ``OfflinePolicy/storesAnswer`` excludes is not stored. Deleted rows are overwritten
+/// ``OfflinePolicy/storesResponse`` excludes is not stored. Deleted rows are overwritten
 /// (`PRAGMA secure_delete`), so a sent write's body leaves no bytes behind.
 ///
 /// **Transfers pass through.** A download (``Depot/BackendRequest/destination``) is neither
@@ -70,13 +70,13 @@ public struct OfflineMiddleware: Middleware {
     public let store: OfflineStore
     /// What is kept and when it is served.
     public let policy: OfflinePolicy
-    private let answers: OfflineResponseStorage
+    private let responses: OfflineResponseStorage
 
     /// A middleware that keeps answers and queued writes in `store`.
     public init(store: OfflineStore, policy: OfflinePolicy = OfflinePolicy()) {
         self.store = store
         self.policy = policy
-        self.answers = OfflineResponseStorage(
+        self.responses = OfflineResponseStorage(
             store: store, maxEntries: policy.maxEntries, maxBytes: policy.maxBytes)
     }
 
@@ -108,44 +108,45 @@ public struct OfflineMiddleware: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        let answers = answers
-        let writer = store.answerWriter
+        let responses = responses
+        let writer = store.responseWriter
         let policy = policy
         return Future { promise in
             let key = StoredResponseKey(
                 method: .get, path: request.path, query: request.query, account: policy.account())
             // Read where the call started: the caller's receipt, if it collects one.
             let receipt = AnswerReceipt.current
-            // Answers of requests started before a `removeAll()` are not kept after it.
+            // Responses to requests started before a `removeAll()` are not stored after it.
             let generation = writer.generation
             return next(request).start { result in
                 switch result {
                 case .success(let response):
                     receipt?.record(.network)
-                    // Kept before the caller hears of it, so a read the caller makes next
+                    // Stored before the caller hears of it, so a read the caller makes next
                     // finds it, written or not.
-                    if policy.storesAnswer(request, response),
-                        let kept = StoredAnswer.keepable(response, for: request, redaction: policy.redaction)
+                    if policy.storesResponse(request, response),
+                        let stored = StoredResponse.storable(
+                            response, for: request, redaction: policy.redaction)
                     {
-                        writer.keep(kept, for: key, in: answers, generation: generation)
+                        writer.store(stored, for: key, in: responses, generation: generation)
                     }
                     promise(.success(response))
                 case .failure(let error):
-                    guard StoredAnswer.mayReplace(error) else {
+                    guard StoredResponse.mayReplace(error) else {
                         promise(.failure(error))
                         return
                     }
-                    // An answer waiting to be written is found in memory; one that left memory
+                    // A response waiting to be written is found in memory; one that left memory
                     // is already committed. Either way on this thread, not the writer's queue.
                     let now = Date()
-                    guard let stored = try? answers.response(for: key),
-                        StoredAnswer.serves(stored, instead: error, policy: policy, now: now)
+                    guard let stored = try? responses.response(for: key),
+                        stored.serves(instead: error, policy: policy, now: now)
                     else {
                         promise(.failure(error))
                         return
                     }
                     receipt?.record(.stored(savedAt: stored.storedAt))
-                    promise(.success(StoredAnswer.served(stored, now: now)))
+                    promise(.success(stored.served(now: now)))
                 }
             }
         }

@@ -102,9 +102,9 @@ public final class Outbox: Sendable {
 
     /// The header field of draft-ietf-httpapi-idempotency-key-header.
     static let idempotencyKeyField = "Idempotency-Key"
-    /// The most bytes of a refusal's body an entry keeps, and of a sent entry's answer kept
-    /// among the ``recentOutcomes()``.
-    public static let maxKeptBodyBytes = 64 << 10
+    /// The most bytes of a refusal's body stored with a kept entry, and of a sent entry's
+    /// response stored among the ``recentOutcomes()``.
+    public static let maxStoredBodyBytes = 64 << 10
     /// How many outcomes ``recentOutcomes()`` keeps: the latest.
     public static let maxRecentOutcomes = 100
     /// How many events each stream of ``events`` holds for a subscriber that does not read
@@ -503,7 +503,7 @@ public final class Outbox: Sendable {
     private func recordKept(_ entry: OutboxEntry, error: ServiceError) throws(OfflineStoreError) {
         let refusal = OutboxRefusal(
             status: error.statusCode, message: error.message ?? error.errorDescription,
-            body: (error.response?.body ?? Data()).prefix(Self.maxKeptBodyBytes), refusedAt: Date())
+            body: (error.response?.body ?? Data()).prefix(Self.maxStoredBodyBytes), refusedAt: Date())
         try database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute(
