@@ -36,6 +36,9 @@ public final class OfflineStore: Sendable {
     let database: SQLiteDatabase
     /// The writes waiting to be sent: see ``Outbox``.
     public let outbox: Outbox
+    /// Sends the outbox's writes through the chain of the `.offline(store)` middleware, and
+    /// replays them: one per store, whichever middleware uses it (see ``OutboxReplayer``).
+    let replayer: OutboxReplayer
     /// The serial queue stored responses are written on, off their callers' paths (see
     /// ``ResponseWriter``).
     let responseQueue = DispatchQueue(label: "depot.offline.responses")
@@ -81,6 +84,7 @@ public final class OfflineStore: Sendable {
         #endif
         database = SQLiteDatabase(connection)
         outbox = try Outbox(database: database)
+        replayer = OutboxReplayer(outbox: outbox)
         responseWriter = ResponseWriter(queue: responseQueue, database: database, delay: writeDelay)
     }
 

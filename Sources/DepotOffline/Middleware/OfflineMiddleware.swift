@@ -86,9 +86,9 @@ public struct OfflineMiddleware: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        // Remembered for the outbox's replays; while writes are queued, a success through it
+        // Registered for the outbox's replays; while writes are queued, a success through it
         // starts one.
-        let next = store.outbox.relay(next, policy: policy)
+        let next = store.replayer.relay(next, policy: policy)
         // Files are not stored: a download's answer is on disk already, and an upload's
         // file may be gone by the time a replay would read it.
         if request.bodyFile != nil || request.destination != nil { return next(request) }
@@ -98,7 +98,7 @@ public struct OfflineMiddleware: Middleware {
             guard policy.queuesWrite(request), !policy.redaction.carriesSecretInURL(request) else {
                 return next(request)
             }
-            return store.outbox.send(request, through: next, policy: policy)
+            return store.replayer.send(request, through: next, policy: policy)
         default: return next(request)
         }
     }
