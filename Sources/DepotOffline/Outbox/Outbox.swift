@@ -260,9 +260,7 @@ public final class Outbox: Sendable {
     /// ``replay(through:)`` then. Cancelling the awaiting task does not stop the replay.
     @discardableResult
     public func replay() async -> OutboxReplayReport {
-        guard let replayer else {
-            return OutboxReplayReport(sent: 0, kept: 0, remaining: queuedCount, ending: .noBackend)
-        }
+        guard let replayer else { return unsent() }
         return await replayer.replay(using: nil)
     }
 
@@ -276,10 +274,16 @@ public final class Outbox: Sendable {
     /// this waits for it (whatever backend it uses) and returns its report.
     @discardableResult
     public func replay(through backend: any Backend) async -> OutboxReplayReport {
-        guard let replayer else {
-            return OutboxReplayReport(sent: 0, kept: 0, remaining: queuedCount, ending: .noBackend)
-        }
+        guard let replayer else { return unsent() }
         return await replayer.replay(using: { backend.send($0) })
+    }
+
+    /// The report of a replay that cannot start: the store that sends this outbox's entries
+    /// was released.
+    private func unsent() -> OutboxReplayReport {
+        let remaining = queuedCount
+        return OutboxReplayReport(
+            sent: 0, kept: 0, remaining: remaining, ending: remaining > 0 ? .noBackend : .finished)
     }
 
     // MARK: - The replayer's side
