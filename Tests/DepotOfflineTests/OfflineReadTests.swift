@@ -41,7 +41,7 @@ struct OfflineReadTests {
     }
 
     @Test(arguments: [ServiceError.cannotConnect, .noConnection, .timedOut])
-    func aReadThatCannotReachTheServerGetsTheStoredAnswerWithItsAge(failure: ServiceError) async throws {
+    func aReadThatCannotReachTheServerGetsTheStoredResponseWithItsAge(failure: ServiceError) async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let members = MemberRepository(backend: network.with(.offline(store)))
         let before = Date()
@@ -68,7 +68,7 @@ struct OfflineReadTests {
             at: folder.file("depot.sqlite"), writeDelay: .seconds(60))
     }
 
-    @Test func anAnswerNotYetWrittenIsServedAtOnce() async throws {
+    @Test func aResponseNotYetWrittenIsServedAtOnce() async throws {
         let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         let online = try await members.findByID(1).value
@@ -96,7 +96,7 @@ struct OfflineReadTests {
         #expect(try store.integer("SELECT max(last_used) FROM answers") == 2)
     }
 
-    @Test func flushWritesEveryWaitingAnswerPastOneBatch() async throws {
+    @Test func flushWritesEveryWaitingResponsePastOneBatch() async throws {
         let store = try slowStore()
         let backend = network.with(.offline(store))
         server.route(.get, "item/:id") { _ throws(ServiceError) in
@@ -111,7 +111,7 @@ struct OfflineReadTests {
         #expect(try store.integer("SELECT count(*) FROM answers") == Int64(ResponseWriter.batchLimit + 44))
     }
 
-    @Test func signingOutForgetsAnswersWaitingToBeWritten() async throws {
+    @Test func signingOutForgetsResponsesWaitingToBeWritten() async throws {
         let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         _ = try await members.findByID(1).value
@@ -124,7 +124,7 @@ struct OfflineReadTests {
         #expect(try store.integer("SELECT count(*) FROM answers") == 0)
     }
 
-    @Test func anAnswerArrivingAfterSignOutIsNotKept() async throws {
+    @Test func aResponseArrivingAfterSignOutIsNotStored() async throws {
         let store = try slowStore()
         let gate = Gate()
         server.route(.get, "slow") { _ throws(ServiceError) in
@@ -164,7 +164,7 @@ struct OfflineReadTests {
         #expect(age.map { (0..<60).contains($0) } == true)
     }
 
-    @Test func removingAnAnswerWaitingToBeWrittenRemovesIt() async throws {
+    @Test func removingAResponseWaitingToBeWrittenRemovesIt() async throws {
         let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         _ = try await members.findAll().value
@@ -218,7 +218,7 @@ struct OfflineReadTests {
         #expect(receipt.source == .network)
     }
 
-    @Test func storedAnswersSurviveARestart() async throws {
+    @Test func storedResponsesSurviveARestart() async throws {
         let file = folder.file("depot.sqlite")
         do {
             let store = try OfflineStore(at: file)
@@ -233,7 +233,7 @@ struct OfflineReadTests {
         #expect(member == Member(id: 2, name: "Grace"))
     }
 
-    @Test func anotherAccountNeverSeesAnAnswer() async throws {
+    @Test func anotherAccountNeverSeesAStoredResponse() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let account = Account("ada")
         let policy = OfflinePolicy(account: { account.name })
@@ -251,7 +251,7 @@ struct OfflineReadTests {
         #expect(same.value?.count == 2)
     }
 
-    @Test func anAnswerMarkedNoStoreIsNeverKept() async throws {
+    @Test func aResponseMarkedNoStoreIsNeverStored() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         server.route(.get, "secret") { _ throws(ServiceError) in
             BackendResponse(
@@ -313,7 +313,7 @@ struct OfflineReadTests {
         #expect(await lenient.send(BackendRequest(path: "members/1")).result.value?.status == 200)
     }
 
-    @Test func staleIfErrorAllowsTheStoredAnswerOnAServerError() async throws {
+    @Test func staleIfErrorAllowsTheStoredResponseOnAServerError() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         server.route(.get, "feed") { _ throws(ServiceError) in
             BackendResponse(

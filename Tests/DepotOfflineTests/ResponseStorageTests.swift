@@ -223,7 +223,7 @@ struct ResponseStorageTests {
     }
 
     @Test("a stored response never holds a field that sets or carries a credential", arguments: Kind.allCases)
-    func credentialFieldsAreNeverKept(kind: Kind) throws {
+    func credentialFieldsAreNeverStored(kind: Kind) throws {
         let (storage, _) = try makeStorage(kind)
         let response = BackendResponse(
             status: 200,
