@@ -16,12 +16,12 @@ import Foundation
 /// carry no credential (auth adds a fresh token to each attempt, replays included), and
 /// every retry happens inside one of its attempts.
 ///
-/// **Reads.** Every `2xx` answer to a `GET` is stored (status, header fields without
+/// **Reads.** Every `2xx` response to a `GET` is stored (status, header fields without
 /// `Set-Cookie`, body; never one marked `Cache-Control: no-store`), per method, path, query
 /// and ``OfflinePolicy/account``. When a `GET` then fails with
 /// `ServiceError.cannotConnect`, `.noConnection` or `.timedOut` (and with a `5xx` when
 /// ``OfflinePolicy/servesStoredResponsesOnServerError`` says so, or within the seconds the
-/// stored answer's `stale-if-error` allows), the stored answer is served instead, with an
+/// stored response's `stale-if-error` allows), the stored response is served instead, with an
 /// `Age` header, also after the app restarts. To tell that an answer came from the store
 /// and how old it is, collect the call in an `AnswerReceipt`:
 ///
@@ -31,7 +31,7 @@ import Foundation
 /// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
 /// ```
 ///
-/// Stored answers are bounded by ``OfflinePolicy/maxBytes`` and
+/// Stored responses are bounded by ``OfflinePolicy/maxBytes`` and
 /// ``OfflinePolicy/maxEntries``, least recently used first out. Storing happens after the
 /// caller has its answer: answers that arrive within a tenth of a second are written
 /// together, in one transaction on a serial queue, and a look-up finds an answer not yet
@@ -46,7 +46,7 @@ import Foundation
 /// first, and collect the call you await.
 ///
 /// **Secrets never reach the file.** The header fields ``OfflinePolicy/redaction`` names are
-/// dropped from stored answers and queued writes; a request whose URL carries one of its
+/// dropped from stored responses and queued writes; a request whose URL carries one of its
 /// query items (`GET me?access_token=…`) is neither stored nor queued. A write
 /// ``OfflinePolicy/queuesWrite`` excludes (a sign-in, a token refresh: anything whose body
 /// carries a secret) passes through and fails as the network failed, and an answer
@@ -58,7 +58,7 @@ import Foundation
 /// (``Depot/BackendRequest/bodyFile``) is never queued: it fails as the network failed. The file
 /// is the app's, and may be gone by the time a replay would read it.
 ///
-/// **One store per API.** Answers are kept by path, query and account, not by host, and
+/// **One store per API.** Responses are stored by path, query and account, not by host, and
 /// queued writes are replayed through the chain of the `.offline(store)` middleware that
 /// handled the last request in the process: give each API (each base URL) a store of its
 /// own.
@@ -66,13 +66,13 @@ import Foundation
 /// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
 /// there.
 public struct OfflineMiddleware: Middleware {
-    /// The store answers and queued writes are kept in.
+    /// The store responses and queued writes are kept in.
     public let store: OfflineStore
     /// What is kept and when it is served.
     public let policy: OfflinePolicy
     private let responses: OfflineResponseStorage
 
-    /// A middleware that keeps answers and queued writes in `store`.
+    /// A middleware that stores responses and queues writes in `store`.
     public init(store: OfflineStore, policy: OfflinePolicy = OfflinePolicy()) {
         self.store = store
         self.policy = policy
@@ -103,7 +103,7 @@ public struct OfflineMiddleware: Middleware {
         }
     }
 
-    /// A `GET`: sent on; its answer stored, or the stored answer served when it fails.
+    /// A `GET`: sent on; its response stored, or the stored response served when it fails.
     private func read(
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
