@@ -1,38 +1,38 @@
 import Depot
 import Foundation
 
-/// A ``Depot/ResponseStorage`` in an ``OfflineStore``'s file: stored answers that survive the
+/// A ``Depot/ResponseStorage`` in an ``OfflineStore``'s file: stored responses that survive the
 /// app quitting and the device restarting, bounded by bytes and entries with LRU eviction.
 ///
 /// ```swift
 /// let store = try OfflineStore(at: appSupport.appending(path: "depot.sqlite"))
-/// let answers = OfflineResponseStorage(store: store, maxBytes: 50 << 20)
+/// let responses = OfflineResponseStorage(store: store, maxBytes: 50 << 20)
 /// ```
 ///
-/// The same protocol as Depot's ``Depot/InMemoryResponseStorage``, so code that keeps
-/// responses works with either: the `.offline(store)` middleware keeps its answers in one,
-/// and a `CacheMiddleware(storage:account:)` given one keeps its validators in the same file,
-/// so revalidation survives a restart. Answers `.offline(store)` has received but not yet
+/// The same protocol as Depot's ``Depot/InMemoryResponseStorage``, so code that stores
+/// responses works with either: the `.offline(store)` middleware stores its responses in one,
+/// and a `CacheMiddleware(storage:account:)` given one stores its validators in the same file,
+/// so revalidation survives a restart. Responses `.offline(store)` has received but not yet
 /// written are seen by every call here as stored. Safe from any thread. A look-up only reads;
 /// each other call is one SQLite transaction under the store's lock: storing writes the
-/// recency of the answers looked up since the last write, replaces the old answer and evicts
+/// recency of the responses looked up since the last write, replaces the old response and evicts
 /// the least recently used in the same transaction, so the bounds hold in the file at every
-/// commit. Answers are committed
+/// commit. Responses are committed
 /// without waiting for the disk to sync (`synchronous=NORMAL`): they survive the app being
 /// killed, and a power loss may lose the last ones (they are copies of the server's data)
 /// but never leaves the file unsound. A key's `account` must not be a credential;
 /// ``Depot/StoredResponse`` itself never holds one.
 public final class OfflineResponseStorage: ResponseStorage {
-    /// The store whose file keeps the answers.
+    /// The store whose file keeps the responses.
     public let store: OfflineStore
-    /// The most bytes kept (responses' and keys' ``Depot/StoredResponse/byteCount`` and
+    /// The most bytes stored (responses' and keys' ``Depot/StoredResponse/byteCount`` and
     /// ``Depot/StoredResponseKey/byteCount``).
     public let maxBytes: Int
-    /// The most responses kept.
+    /// The most responses stored.
     public let maxEntries: Int
 
-    /// Answers in `store`'s file, bounded by `maxBytes` and `maxEntries` (negative bounds count
-    /// as zero). Several storages may share one store; the file keeps one set of answers, and
+    /// Responses in `store`'s file, bounded by `maxBytes` and `maxEntries` (negative bounds count
+    /// as zero). Several storages may share one store; the file keeps one set of responses, and
     /// each storage enforces its own bounds when it stores.
     public init(store: OfflineStore, maxEntries: Int = 10_000, maxBytes: Int = 50 << 20) {
         self.store = store
@@ -51,15 +51,15 @@ public final class OfflineResponseStorage: ResponseStorage {
 
     /// The response stored for `key`, which becomes the most recently used; `nil` when none.
     ///
-    /// An answer `.offline(store)` received but has not written yet is found too. A look-up
-    /// only reads the file: its recency is written with the next write (see `AnswerWriter`),
+    /// A response `.offline(store)` received but has not written yet is found too. A look-up
+    /// only reads the file: its recency is written with the next write (see `ResponseWriter`),
     /// before anything is evicted.
     ///
     /// - Throws: ``OfflineStoreError`` when SQLite fails, or ``OfflineStoreError/Kind/corrupt``
     ///   when the stored row cannot be read back.
     public func response(for key: StoredResponseKey) throws(OfflineStoreError) -> StoredResponse? {
-        let writer = store.answerWriter
-        if let waiting = writer.waitingAnswer(for: key) { return waiting }
+        let writer = store.responseWriter
+        if let waiting = writer.waitingResponse(for: key) { return waiting }
         let found = try store.database.withConnection { connection throws(OfflineStoreError) in
             try row(for: key, in: connection)
         }
@@ -68,7 +68,7 @@ public final class OfflineResponseStorage: ResponseStorage {
         return stored
     }
 
-    /// The row id and the answer stored for `key` in the file.
+    /// The row id and the response stored for `key` in the file.
     private func row(for key: StoredResponseKey, in connection: SQLiteConnection) throws(OfflineStoreError)
         -> (Int64, StoredResponse)?
     {
@@ -80,7 +80,7 @@ public final class OfflineResponseStorage: ResponseStorage {
             guard let headers = FieldCoding.decodeHeaders(row.blob(2)),
                 let varying = FieldCoding.decodeVarying(row.blob(4))
             else {
-                throw OfflineStoreError(.corrupt, path: path, message: "a stored answer cannot be read")
+                throw OfflineStoreError(.corrupt, path: path, message: "a stored response cannot be read")
             }
             let response = BackendResponse(status: Int(row.integer(1)), headers: headers, body: row.blob(3))
             let storedAt = Date(timeIntervalSince1970: row.real(5))
@@ -88,8 +88,8 @@ public final class OfflineResponseStorage: ResponseStorage {
         }.first
     }
 
-    /// Replaces the answer stored for `key` with `response` (or removes it, for `nil`) while
-    /// it is still `expected` (an answer waiting to be written counts as stored); returns
+    /// Replaces the response stored for `key` with `response` (or removes it, for `nil`) while
+    /// it is still `expected` (a response waiting to be written counts as stored); returns
     /// whether it was. One transaction.
     ///
     /// - Throws: ``OfflineStoreError`` when SQLite fails; nothing is changed then.
@@ -97,11 +97,11 @@ public final class OfflineResponseStorage: ResponseStorage {
     public func replaceResponse(
         _ expected: StoredResponse, with response: StoredResponse?, for key: StoredResponseKey
     ) throws(OfflineStoreError) -> Bool {
-        let writer = store.answerWriter
+        let writer = store.responseWriter
         // Under the store's lock, which the writer holds while it writes: what is read here
         // stays what is stored until the transaction ends.
         return try store.database.withConnection { connection throws(OfflineStoreError) in
-            let waiting = writer.waitingAnswer(for: key)
+            let waiting = writer.waitingResponse(for: key)
             let replaced = try connection.transaction(durable: false) {
                 () throws(OfflineStoreError) -> Bool in
                 if let waiting {
@@ -119,14 +119,14 @@ public final class OfflineResponseStorage: ResponseStorage {
                 }
                 return true
             }
-            // Once committed: the waiting answer it replaced is not written. One that arrived
+            // Once committed: the waiting response it replaced is not written. One that arrived
             // meanwhile is newer than both, stays waiting, and is written over this later.
             if replaced, let waiting { writer.discard(key, ifStill: waiting) }
             return replaced
         }
     }
 
-    /// Whether two answers are the same stored answer: equal but for the storage time's last
+    /// Whether two responses are the same stored response: equal but for the storage time's last
     /// bits, which the file keeps as seconds in a `REAL`.
     private static func same(_ one: StoredResponse, _ other: StoredResponse) -> Bool {
         one.response == other.response && one.varying == other.varying
@@ -145,28 +145,28 @@ public final class OfflineResponseStorage: ResponseStorage {
         try store([(response, key)])
     }
 
-    /// Stores each of `answers` as ``store(_:for:)`` does, in one transaction, evicting
+    /// Stores each of `responses` as ``store(_:for:)`` does, in one transaction, evicting
     /// once at the end: the writer of `.offline(store)` stores bursts of reads this way.
     ///
-    /// - Parameter keeping: asked for each answer once the store's lock is held; an answer
-    ///   it refuses (discarded or replaced meanwhile) is not stored.
+    /// - Parameter isWanted: asked for each response once the store's lock is held; a
+    ///   response it refuses (discarded or replaced meanwhile) is not stored.
     @discardableResult
     func store(
-        _ answers: [(response: StoredResponse, key: StoredResponseKey)],
-        keeping: (StoredResponseKey, StoredResponse) -> Bool = { _, _ in true }
+        _ responses: [(response: StoredResponse, key: StoredResponseKey)],
+        if isWanted: (StoredResponseKey, StoredResponse) -> Bool = { _, _ in true }
     ) throws(OfflineStoreError) -> Int {
         try store.database.withConnection { connection throws(OfflineStoreError) in
-            let kept = answers.filter { keeping($0.key, $0.response) }
-            guard !kept.isEmpty else { return 0 }
+            let wanted = responses.filter { isWanted($0.key, $0.response) }
+            guard !wanted.isEmpty else { return 0 }
             return try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
-                try store.answerWriter.writeTouches(connection)
-                for (response, key) in kept { try insert(response, for: key, into: connection) }
+                try store.responseWriter.writeTouches(connection)
+                for (response, key) in wanted { try insert(response, for: key, into: connection) }
                 return try evict(connection)
             }
         }
     }
 
-    /// Replaces the row of `key` with `response` (or only removes it when the answer alone
+    /// Replaces the row of `key` with `response` (or only removes it when the response alone
     /// is over the bounds).
     private func insert(
         _ response: StoredResponse, for key: StoredResponseKey, into connection: SQLiteConnection
@@ -194,7 +194,7 @@ public final class OfflineResponseStorage: ResponseStorage {
         )
     }
 
-    /// Removes the least recently used answers until both bounds hold; the newest (just
+    /// Removes the least recently used responses until both bounds hold; the newest (just
     /// stored) is never among them, since it fits alone. Returns how many were removed.
     private func evict(_ connection: SQLiteConnection) throws(OfflineStoreError) -> Int {
         let totals = try connection.query("SELECT count, bytes FROM answer_totals WHERE id = 1") { row in
@@ -217,7 +217,7 @@ public final class OfflineResponseStorage: ResponseStorage {
     /// Removes the response stored for `key`; returns whether there was one.
     @discardableResult
     public func removeResponse(for key: StoredResponseKey) throws(OfflineStoreError) -> Bool {
-        let waited = store.answerWriter.discard(key)
+        let waited = store.responseWriter.discard(key)
         let stored = try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Bool in
                 try connection.execute("DELETE FROM answers WHERE \(Self.keyMatch)", Self.values(of: key))
@@ -227,13 +227,13 @@ public final class OfflineResponseStorage: ResponseStorage {
         return waited || stored
     }
 
-    /// Removes the answers stored for `resource` (``Depot/StoredResponseKey/resource``),
+    /// Removes the responses stored for `resource` (``Depot/StoredResponseKey/resource``),
     /// whatever their method, query or account, in one transaction; returns how many.
     ///
     /// - Throws: ``OfflineStoreError`` when SQLite fails; nothing is changed then.
     @discardableResult
     public func removeResponses(forResource resource: String) throws(OfflineStoreError) -> Int {
-        let waiting = store.answerWriter.discard { $0.resource == resource }
+        let waiting = store.responseWriter.discard { $0.resource == resource }
         let removed = try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
                 // Narrowed by SQLite to the paths that contain the resource, then matched
@@ -251,10 +251,10 @@ public final class OfflineResponseStorage: ResponseStorage {
         return waiting + removed
     }
 
-    /// Removes every stored answer (the outbox is left alone; ``OfflineStore/removeAll()``
+    /// Removes every stored response (the outbox is left alone; ``OfflineStore/removeAll()``
     /// empties both), synced to disk before it returns.
     public func removeAllResponses() throws(OfflineStoreError) {
-        store.answerWriter.discardAll()
+        store.responseWriter.discardAll()
         try store.database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute("DELETE FROM answers")
@@ -262,14 +262,14 @@ public final class OfflineResponseStorage: ResponseStorage {
         }
     }
 
-    /// How many answers the file keeps now.
+    /// How many responses the file keeps now.
     public func count() throws(OfflineStoreError) -> Int {
         try store.database.withConnection { connection throws(OfflineStoreError) in
             Int(try connection.integer("SELECT count(*) FROM answers") ?? 0)
         }
     }
 
-    /// How many bytes the kept answers count now against ``maxBytes``.
+    /// How many bytes the stored responses count now against ``maxBytes``.
     public func totalBytes() throws(OfflineStoreError) -> Int {
         try store.database.withConnection { connection throws(OfflineStoreError) in
             Int(try connection.integer("SELECT total(bytes) FROM answers") ?? 0)

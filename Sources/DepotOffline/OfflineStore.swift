@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// One SQLite file that keeps what an app needs while the network is down: stored answers to
+/// One SQLite file that keeps what an app needs while the network is down: stored responses to
 /// reads and the outbox of queued writes.
 ///
 /// ```swift
@@ -23,7 +23,7 @@ import Foundation
 /// answers it with ``remove(at:)`` and a fresh store, since the file only held copies and
 /// unsent writes.
 ///
-/// It keeps stored answers (``OfflineResponseStorage``, which the `.offline(store)` middleware
+/// It keeps stored responses (``OfflineResponseStorage``, which the `.offline(store)` middleware
 /// uses) and queued writes (``outbox``, an ``Outbox``: see there for what is stored, the
 /// order and replay rules, and ``Depot/ServiceError/queued(_:)``).
 public final class OfflineStore: Sendable {
@@ -36,11 +36,14 @@ public final class OfflineStore: Sendable {
     let database: SQLiteDatabase
     /// The writes waiting to be sent: see ``Outbox``.
     public let outbox: Outbox
-    /// The serial queue stored answers are written on, off their callers' paths (see
-    /// ``AnswerWriter``).
-    let answerQueue = DispatchQueue(label: "depot.offline.answers")
-    /// Writes stored answers in batches on ``answerQueue``.
-    let answerWriter: AnswerWriter
+    /// Sends the outbox's writes through the chain of the `.offline(store)` middleware, and
+    /// replays them: one per store, whichever middleware uses it (see ``OutboxReplayer``).
+    let replayer: OutboxReplayer
+    /// The serial queue stored responses are written on, off their callers' paths (see
+    /// ``ResponseWriter``).
+    let responseQueue = DispatchQueue(label: "depot.offline.responses")
+    /// Writes stored responses in batches on ``responseQueue``.
+    let responseWriter: ResponseWriter
 
     /// Opens the store at `url`, creating the file (and its folder) when missing and
     /// upgrading an older schema.
@@ -55,10 +58,10 @@ public final class OfflineStore: Sendable {
     }
 
     /// Opens the store at `url` with the schema `migrations` describe (tests pass older or
-    /// newer lists to exercise upgrades).
-    /// (`answerDelay`: how long stored answers wait to be written together; tests lengthen it.)
+    /// newer lists to exercise upgrades), writing stored responses `writeDelay` after the
+    /// first of a batch.
     init(
-        at url: URL, migrations: [SchemaMigration], answerDelay: DispatchTimeInterval = AnswerWriter.delay
+        at url: URL, migrations: [SchemaMigration], writeDelay: DispatchTimeInterval = ResponseWriter.delay
     ) throws(OfflineStoreError) {
         self.url = url
         let path = url.path(percentEncoded: false)
@@ -81,7 +84,16 @@ public final class OfflineStore: Sendable {
         #endif
         database = SQLiteDatabase(connection)
         outbox = try Outbox(database: database)
-        answerWriter = AnswerWriter(queue: answerQueue, database: database, delay: answerDelay)
+        replayer = OutboxReplayer(outbox: outbox)
+        responseWriter = ResponseWriter(queue: responseQueue, database: database, delay: writeDelay)
+    }
+
+    /// Opens the store at `url` as ``init(at:)`` does, writing the responses `.offline(store)`
+    /// receives `writeDelay` after the first of a batch instead of a tenth of a second later:
+    /// a test lengthens it to see a response that waits in memory.
+    @_spi(Testing)
+    public convenience init(at url: URL, writeDelay: DispatchTimeInterval) throws(OfflineStoreError) {
+        try self.init(at: url, migrations: StoreSchema.migrations, writeDelay: writeDelay)
     }
 
     /// Checks that the file is a store (or empty), then sets the connection up and migrates.
@@ -122,7 +134,7 @@ public final class OfflineStore: Sendable {
         // synchronous=FULL: the log is synced at every commit, so a committed write survives
         // power loss too (NORMAL in WAL mode may lose the last commits then).
         // secure_delete: deleted rows are overwritten with zeros, so a sent write's body or a
-        // removed answer leaves no bytes behind in the database file (the log keeps its
+        // removed response leaves no bytes behind in the database file (the log keeps its
         // frames until the next checkpoint writes them back).
         try connection.executeScript(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON")
@@ -155,38 +167,22 @@ public final class OfflineStore: Sendable {
         }
     }
 
-    /// Writes the answers `.offline(store)` received in the last tenth of a second, which
+    /// Writes the responses `.offline(store)` received in the last tenth of a second, which
     /// wait in memory to be written together, before returning: call it when the app moves
     /// to the background or is about to exit, so that they are in the file too.
     public func flush() {
-        answerWriter.flush()
+        responseWriter.flush()
     }
 
-    /// The schema version of the file (`PRAGMA user_version`).
-    var fileVersion: Int {
-        get throws(OfflineStoreError) {
-            try database.withConnection { connection throws(OfflineStoreError) in
-                Int(try connection.integer("PRAGMA user_version") ?? 0)
-            }
-        }
-    }
-
-    /// The result of SQLite's full `PRAGMA integrity_check`: `["ok"]` for a sound file.
-    func integrityCheck() throws(OfflineStoreError) -> [String] {
-        try database.withConnection { connection throws(OfflineStoreError) in
-            try connection.texts("PRAGMA integrity_check")
-        }
-    }
-
-    /// Forgets everything the store keeps, stored answers and queued writes alike, and
+    /// Forgets everything the store keeps, stored responses and queued writes alike, and
     /// compacts the file so the removed data no longer sits in it: for sign-out, or when
     /// another user takes over the device.
     ///
     /// Queued writes not yet sent are dropped with the rest, without ``OutboxEvent``s: replay
     /// them first when they should reach the server.
     public func removeAll() throws(OfflineStoreError) {
-        // Answers waiting in memory, and those of reads still in flight, go too.
-        answerWriter.discardAll()
+        // Responses waiting in memory, and those of reads still in flight, go too.
+        responseWriter.discardAll()
         try database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute("DELETE FROM answers")

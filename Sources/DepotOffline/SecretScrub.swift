@@ -3,7 +3,7 @@ import Foundation
 
 /// Takes the secrets of ``Depot/Redaction/default`` out of a store written before version 4,
 /// which dropped only `Authorization`, `Proxy-Authorization` and `Cookie`: header fields of
-/// queued writes and of stored answers, the values stored answers recorded of the fields they
+/// queued writes and of stored responses, the values stored responses recorded of the fields they
 /// vary on, and whole answers to requests with a secret in their query. Then the file is
 /// rewritten without the freed pages (`VACUUM`), so the removed bytes are gone from it.
 enum SecretScrub {

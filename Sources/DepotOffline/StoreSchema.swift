@@ -24,7 +24,7 @@ enum StoreSchema {
     /// The current schema version.
     static var currentVersion: Int { migrations.last?.version ?? 0 }
 
-    /// The first schema: stored answers and the outbox.
+    /// The first schema: stored responses and the outbox.
     ///
     /// - `answers`: one row per method + path + query + account (`account` is an app-chosen
     ///   identifier, never a credential; `query` the encoded query items in order), with the
@@ -82,7 +82,7 @@ enum StoreSchema {
             """
     )
 
-    /// Running totals of the stored answers (how many, how many bytes), kept by triggers,
+    /// Running totals of the stored responses (how many, how many bytes), kept by triggers,
     /// so that storing an answer checks its bounds by reading one row instead of counting
     /// every answer.
     static let version3 = SchemaMigration(

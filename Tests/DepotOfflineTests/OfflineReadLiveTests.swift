@@ -23,7 +23,7 @@ struct LivePostRepository: Readable {
         if: OfflineLiveServer.isAvailable,
         "needs the live test servers: run `bash scripts/test` (it starts the DRF app)"))
 struct OfflineReadLiveTests {
-    @Test func aStoredAnswerIsServedWhenTheServerIsDownAndAfterARestart() async throws {
+    @Test func aStoredResponseIsServedWhenTheServerIsDownAndAfterARestart() async throws {
         let folder = try TemporaryFolder()
         let file = folder.file("depot.sqlite")
         let up = try #require(OfflineLiveServer.drf)
@@ -58,7 +58,7 @@ struct OfflineReadLiveTests {
         if: OfflineLiveServer.isAvailable,
         "needs the live test servers: run `bash scripts/test` (it starts the DRF app)"))
 struct OfflineReadLiveRulesTests {
-    @Test func anAnswerStoredForOneAccountIsNeverServedToAnother() async throws {
+    @Test func aResponseStoredForOneAccountIsNeverServedToAnother() async throws {
         let folder = try TemporaryFolder()
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let up = try #require(OfflineLiveServer.drf)
@@ -79,7 +79,7 @@ struct OfflineReadLiveRulesTests {
         #expect(try await offline.findByID(1).value == online)
     }
 
-    @Test func anAnswerTheServerMarksNoStoreIsNeverKept() async throws {
+    @Test func aResponseTheServerMarksNoStoreIsNeverStored() async throws {
         let folder = try TemporaryFolder()
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let up = try #require(OfflineLiveServer.drf)
@@ -99,7 +99,7 @@ struct OfflineReadLiveRulesTests {
         #expect(try await offline.findByID(3).value.id == 3)
     }
 
-    @Test func theByteBoundEvictsTheLeastRecentlyUsedAnswer() async throws {
+    @Test func theByteBoundEvictsTheLeastRecentlyUsedResponse() async throws {
         let folder = try TemporaryFolder()
         let up = try #require(OfflineLiveServer.drf)
         let down = try #require(OfflineLiveServer.closed)

@@ -2,7 +2,7 @@ import Depot
 import Foundation
 import Testing
 
-@testable import DepotOffline
+@_spi(Testing) @testable import DepotOffline
 
 /// A user as the in-memory server stores it.
 struct Member: Codable, Identifiable, Sendable, Equatable {
@@ -41,7 +41,7 @@ struct OfflineReadTests {
     }
 
     @Test(arguments: [ServiceError.cannotConnect, .noConnection, .timedOut])
-    func aReadThatCannotReachTheServerGetsTheStoredAnswerWithItsAge(failure: ServiceError) async throws {
+    func aReadThatCannotReachTheServerGetsTheStoredResponseWithItsAge(failure: ServiceError) async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let members = MemberRepository(backend: network.with(.offline(store)))
         let before = Date()
@@ -65,10 +65,10 @@ struct OfflineReadTests {
     /// A store whose answers wait a long time to be written, so a test sees them waiting.
     private func slowStore() throws -> OfflineStore {
         try OfflineStore(
-            at: folder.file("depot.sqlite"), migrations: StoreSchema.migrations, answerDelay: .seconds(60))
+            at: folder.file("depot.sqlite"), writeDelay: .seconds(60))
     }
 
-    @Test func anAnswerNotYetWrittenIsServedAtOnce() async throws {
+    @Test func aResponseNotYetWrittenIsServedAtOnce() async throws {
         let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         let online = try await members.findByID(1).value
@@ -96,22 +96,22 @@ struct OfflineReadTests {
         #expect(try store.integer("SELECT max(last_used) FROM answers") == 2)
     }
 
-    @Test func flushWritesEveryWaitingAnswerPastOneBatch() async throws {
+    @Test func flushWritesEveryWaitingResponsePastOneBatch() async throws {
         let store = try slowStore()
         let backend = network.with(.offline(store))
         server.route(.get, "item/:id") { _ throws(ServiceError) in
             BackendResponse(status: 200, body: Data("{}".utf8))
         }
-        for id in 0..<(AnswerWriter.batchLimit + 44) {
+        for id in 0..<(ResponseWriter.batchLimit + 44) {
             _ = try await backend.send(BackendRequest(path: "item/\(id)")).value
         }
 
         store.flush()
 
-        #expect(try store.integer("SELECT count(*) FROM answers") == Int64(AnswerWriter.batchLimit + 44))
+        #expect(try store.integer("SELECT count(*) FROM answers") == Int64(ResponseWriter.batchLimit + 44))
     }
 
-    @Test func signingOutForgetsAnswersWaitingToBeWritten() async throws {
+    @Test func signingOutForgetsResponsesWaitingToBeWritten() async throws {
         let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         _ = try await members.findByID(1).value
@@ -124,7 +124,7 @@ struct OfflineReadTests {
         #expect(try store.integer("SELECT count(*) FROM answers") == 0)
     }
 
-    @Test func anAnswerArrivingAfterSignOutIsNotKept() async throws {
+    @Test func aResponseArrivingAfterSignOutIsNotStored() async throws {
         let store = try slowStore()
         let gate = Gate()
         server.route(.get, "slow") { _ throws(ServiceError) in
@@ -164,7 +164,7 @@ struct OfflineReadTests {
         #expect(age.map { (0..<60).contains($0) } == true)
     }
 
-    @Test func removingAnAnswerWaitingToBeWrittenRemovesIt() async throws {
+    @Test func removingAResponseWaitingToBeWrittenRemovesIt() async throws {
         let store = try slowStore()
         let members = MemberRepository(backend: network.with(.offline(store)))
         _ = try await members.findAll().value
@@ -201,7 +201,7 @@ struct OfflineReadTests {
     @Test func aTooManyRequestsAnswerIsNotReplacedEvenWhenServerErrorsAre() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let lenient = network.with(
-            .offline(store, policy: OfflinePolicy(servesStoredAnswersOnServerError: true)))
+            .offline(store, policy: OfflinePolicy(servesStoredResponsesOnServerError: true)))
         _ = try await lenient.send(BackendRequest(path: "members/1")).value
         server.failNext(1, status: 429)
 
@@ -218,7 +218,7 @@ struct OfflineReadTests {
         #expect(receipt.source == .network)
     }
 
-    @Test func storedAnswersSurviveARestart() async throws {
+    @Test func storedResponsesSurviveARestart() async throws {
         let file = folder.file("depot.sqlite")
         do {
             let store = try OfflineStore(at: file)
@@ -233,7 +233,7 @@ struct OfflineReadTests {
         #expect(member == Member(id: 2, name: "Grace"))
     }
 
-    @Test func anotherAccountNeverSeesAnAnswer() async throws {
+    @Test func anotherAccountNeverSeesAStoredResponse() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let account = Account("ada")
         let policy = OfflinePolicy(account: { account.name })
@@ -251,7 +251,7 @@ struct OfflineReadTests {
         #expect(same.value?.count == 2)
     }
 
-    @Test func anAnswerMarkedNoStoreIsNeverKept() async throws {
+    @Test func aResponseMarkedNoStoreIsNeverStored() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         server.route(.get, "secret") { _ throws(ServiceError) in
             BackendResponse(
@@ -303,7 +303,7 @@ struct OfflineReadTests {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         let plain = network.with(.offline(store))
         let lenient = network.with(
-            .offline(store, policy: OfflinePolicy(servesStoredAnswersOnServerError: true)))
+            .offline(store, policy: OfflinePolicy(servesStoredResponsesOnServerError: true)))
         _ = try await plain.send(BackendRequest(path: "members/1")).value
         settle(store)
 
@@ -313,7 +313,7 @@ struct OfflineReadTests {
         #expect(await lenient.send(BackendRequest(path: "members/1")).result.value?.status == 200)
     }
 
-    @Test func staleIfErrorAllowsTheStoredAnswerOnAServerError() async throws {
+    @Test func staleIfErrorAllowsTheStoredResponseOnAServerError() async throws {
         let store = try OfflineStore(at: folder.file("depot.sqlite"))
         server.route(.get, "feed") { _ throws(ServiceError) in
             BackendResponse(

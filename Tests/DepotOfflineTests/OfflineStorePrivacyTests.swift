@@ -58,7 +58,7 @@ struct OfflineStorePrivacyTests {
         #expect(try Self.mode(url.companion("-wal")) == 0o600)
     }
 
-    @Test("no header or query item the redaction names reaches the file; storesAnswer is honoured")
+    @Test("no header or query item the redaction names reaches the file; storesResponse is honoured")
     func secretsNeverReachTheFile() async throws {
         let folder = try TemporaryFolder()
         let url = folder.file("depot.sqlite")
@@ -68,7 +68,7 @@ struct OfflineStorePrivacyTests {
                 #"{"todos": [{"id": 1, "title": "one"}], "me": {"name": "ada"}, "vault": {"pin": 1}}"#.utf8))
         let switchable = SwitchableBackend(server: server)
         let policy = OfflinePolicy(
-            storesAnswer: { request, _ in request.path != "vault" },
+            storesResponse: { request, _ in request.path != "vault" },
             redaction: .default.adding(headers: ["X-Tenant-Secret"]))
         let backend = switchable.with(.offline(store, policy: policy))
         let secrets: HTTPHeaders = [
@@ -169,7 +169,7 @@ struct OfflineStorePrivacyTests {
             Issue.record("expected a kept entry")
             return
         }
-        #expect(refusal.body.count == Outbox.maxKeptBodyBytes)
+        #expect(refusal.body.count == Outbox.maxStoredBodyBytes)
     }
 
     @Test("recent outcomes keep the server's answer to a sent write, across a restart, the latest 100")
@@ -250,12 +250,12 @@ extension OfflineStorePrivacyTests {
         #expect(try !Self.fileHolds("tenant-5151", store: url))
     }
 
-    @Test("an outcome keeps no body the answer marked no-store, nor one storesAnswer refuses")
+    @Test("an outcome keeps no body the answer marked no-store, nor one storesResponse refuses")
     func outcomesHonourNoStore() async throws {
         let folder = try TemporaryFolder()
         let url = folder.file("depot.sqlite")
         let store = try OfflineStore(at: url)
-        let policy = OfflinePolicy(storesAnswer: { request, _ in request.path != "tokens" })
+        let policy = OfflinePolicy(storesResponse: { request, _ in request.path != "tokens" })
         let down = FailingBackend(error: .cannotConnect).with(.offline(store, policy: policy))
         for path in ["keys", "tokens", "todos"] {
             let write = BackendRequest(method: .post, path: path, body: Data("{}".utf8))

@@ -94,3 +94,21 @@ extension Result {
         return error
     }
 }
+
+extension OfflineStore {
+    /// The schema version of the file (`PRAGMA user_version`).
+    var fileVersion: Int {
+        get throws(OfflineStoreError) {
+            try database.withConnection { connection throws(OfflineStoreError) in
+                Int(try connection.integer("PRAGMA user_version") ?? 0)
+            }
+        }
+    }
+
+    /// The result of SQLite's full `PRAGMA integrity_check`: `["ok"]` for a sound file.
+    func integrityCheck() throws(OfflineStoreError) -> [String] {
+        try database.withConnection { connection throws(OfflineStoreError) in
+            try connection.texts("PRAGMA integrity_check")
+        }
+    }
+}

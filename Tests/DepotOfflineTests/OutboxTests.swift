@@ -363,6 +363,58 @@ struct OutboxTests {
     }
 }
 
+@Suite("Outbox: one sender per store, whichever chain uses it")
+struct OutboxReplayerTests {
+    @Test("two .offline(store) chains on one store: the last one used replays, each entry once")
+    func twoChainsOnOneStoreShareOneSender() async throws {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let first = SwitchableBackend()
+        let second = SwitchableBackend()
+        let firstChain = first.with(.offline(store))
+        let secondChain = second.with(.offline(store))
+        first.isDown = true
+        var written: [QueuedWrite] = []
+        for title in ["a", "b", "c"] {
+            written += [
+                try #require(queuedWrite(await firstChain.send(todoWrite(#""title": "\#(title)""#)).result))
+            ]
+        }
+        // The replay the queued-behind writes started ends on the first chain, still down.
+        #expect(await store.outbox.replay().ending == .interrupted(.cannotConnect))
+
+        // A read through the second chain succeeds: its chain sends the entries from now on.
+        _ = try await secondChain.send(BackendRequest(method: .get, path: "todos")).value
+        async let one = store.outbox.replay()
+        async let other = store.outbox.replay()
+        let reports = await [one, other]
+        #expect(reports.allSatisfy { $0.ending == .finished && $0.remaining == 0 })
+
+        let posts = second.attempts.filter { $0.method == .post }
+        #expect(posts.map { $0.headers["Idempotency-Key"] } == written.map(\.idempotencyKey))
+        #expect(titles(in: second.server) == ["a", "b", "c"])
+        #expect(titles(in: first.server).isEmpty)
+        #expect(try store.outbox.entries().isEmpty)
+    }
+
+    @Test("an outbox whose store was released sends nothing and says so")
+    func anOutboxWithoutItsStoreCannotReplay() async throws {
+        let folder = try TemporaryFolder()
+        var store: OfflineStore? = try OfflineStore(at: folder.file("depot.sqlite"))
+        do {
+            // The chain holds the store while it lives.
+            let backend = FailingBackend(error: .cannotConnect).with(.offline(try #require(store)))
+            _ = try #require(queuedWrite(await backend.send(todoWrite(#""title": "a""#)).result))
+            _ = try await #require(store).outbox.replay()
+        }
+        let outbox = try #require(store?.outbox)
+        store = nil
+        let report = await outbox.replay(through: SwitchableBackend())
+        #expect(report == OutboxReplayReport(sent: 0, kept: 0, remaining: 1, ending: .noBackend))
+        #expect(try outbox.entries().count == 1)
+    }
+}
+
 extension OutboxReplayReport.Ending {
     /// Whether the replay was interrupted by a response with `status`.
     func isInterrupted(status: Int) -> Bool {

@@ -2,7 +2,7 @@ import Depot
 import Foundation
 import Testing
 
-@testable import DepotOffline
+@_spi(Testing) @testable import DepotOffline
 
 /// The same behaviour from both ``ResponseStorage`` implementations: Depot's in memory and
 /// DepotOffline's SQLite one.
@@ -223,7 +223,7 @@ struct ResponseStorageTests {
     }
 
     @Test("a stored response never holds a field that sets or carries a credential", arguments: Kind.allCases)
-    func credentialFieldsAreNeverKept(kind: Kind) throws {
+    func credentialFieldsAreNeverStored(kind: Kind) throws {
         let (storage, _) = try makeStorage(kind)
         let response = BackendResponse(
             status: 200,
@@ -283,7 +283,7 @@ struct OfflineResponseStorageTests {
     func lookUpsWriteRecencyLater() throws {
         let folder = try TemporaryFolder()
         let url = folder.file("depot.sqlite")
-        let store = try OfflineStore(at: url, migrations: StoreSchema.migrations, answerDelay: .seconds(60))
+        let store = try OfflineStore(at: url, writeDelay: .seconds(60))
         let storage = OfflineResponseStorage(store: store, maxEntries: 2)
         func walBytes() throws -> Int {
             (try FileManager.default.attributesOfItem(atPath: url.companion("-wal").filePath)[.size] as? Int)

@@ -38,7 +38,7 @@ public final class AnswerReceipt: Sendable {
     public init() {}
 
     /// Where the answers collected so far came from: ``AnswerSource/network`` until a
-    /// stored answer was served (and when nothing was answered yet).
+    /// stored response was served (and when nothing was answered yet).
     public var source: AnswerSource {
         sources.withLock { $0 } ?? .network
     }
@@ -60,7 +60,7 @@ public final class AnswerReceipt: Sendable {
         try Self.$active.withValue(self) { try body() }
     }
 
-    /// Notes one answer's source: a stored answer makes the receipt ``AnswerSource/stored(savedAt:)``
+    /// Notes one answer's source: a stored response makes the receipt ``AnswerSource/stored(savedAt:)``
     /// with the oldest such date; a network answer changes nothing.
     public func record(_ source: AnswerSource) {
         guard case .stored(let savedAt) = source else { return }

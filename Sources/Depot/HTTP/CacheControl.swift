@@ -1,7 +1,7 @@
 import Foundation
 
 /// The `Cache-Control` directives Depot's stores read (RFC 9111 §5.2, RFC 5861): one reading
-/// for ``CacheMiddleware`` and DepotOffline's stored answers.
+/// for ``CacheMiddleware`` and DepotOffline's stored responses.
 package struct CacheControl: Sendable, Equatable {
     /// `no-store`: the answer must not be kept.
     package var noStore = false

@@ -4,7 +4,7 @@ import Foundation
 /// was fetched for.
 ///
 /// Used by ``ResponseStorage``: a response is only ever served again for the same key, so
-/// answers stored for one account are never served to another. `account` is an identifier
+/// responses stored for one account are never served to another. `account` is an identifier
 /// the app chooses (a user id, or a digest of one); never a credential such as a token, since
 /// a persistent storage writes its keys to disk.
 public struct StoredResponseKey: Sendable, Hashable {
@@ -27,7 +27,7 @@ public struct StoredResponseKey: Sendable, Hashable {
 
     /// The resource the key's path names: the path without its query or fragment and without
     /// leading or trailing `/` (`"posts/1"` for `"/posts/1/?x=1"`). A write to a resource
-    /// makes the stored answers of that resource stale, whatever their query or account:
+    /// makes the stored responses of that resource stale, whatever their query or account:
     /// ``ResponseStorage/removeResponses(forResource:)``.
     public var resource: String {
         Self.resource(of: path)
@@ -106,7 +106,7 @@ public struct StoredResponse: Sendable, Hashable {
 }
 
 /// A place that keeps responses by ``StoredResponseKey``, bounded by bytes and entries,
-/// evicting the least recently used: the one storage mechanism behind stored answers, in
+/// evicting the least recently used: the one storage mechanism behind stored responses, in
 /// memory (``InMemoryResponseStorage``) or on disk (DepotOffline's SQLite storage).
 ///
 /// Middleware that keeps responses (`.offline(store)`, a cache's validators) talks to this
@@ -164,7 +164,7 @@ public protocol ResponseStorage: Sendable {
 
 /// A ``ResponseStorage`` in memory: fast, bounded, forgotten when the app quits.
 ///
-/// Use it where stored answers need not survive a restart (tests, previews, a short-lived
+/// Use it where stored responses need not survive a restart (tests, previews, a short-lived
 /// process); DepotOffline's SQLite storage keeps them on disk behind the same protocol. It
 /// never throws. All calls are O(1) except ``removeResponses(forResource:)`` and
 /// ``removeAllResponses()``.

@@ -16,12 +16,12 @@ import Foundation
 /// carry no credential (auth adds a fresh token to each attempt, replays included), and
 /// every retry happens inside one of its attempts.
 ///
-/// **Reads.** Every `2xx` answer to a `GET` is stored (status, header fields without
+/// **Reads.** Every `2xx` response to a `GET` is stored (status, header fields without
 /// `Set-Cookie`, body; never one marked `Cache-Control: no-store`), per method, path, query
 /// and ``OfflinePolicy/account``. When a `GET` then fails with
 /// `ServiceError.cannotConnect`, `.noConnection` or `.timedOut` (and with a `5xx` when
-/// ``OfflinePolicy/servesStoredAnswersOnServerError`` says so, or within the seconds the
-/// stored answer's `stale-if-error` allows), the stored answer is served instead, with an
+/// ``OfflinePolicy/servesStoredResponsesOnServerError`` says so, or within the seconds the
+/// stored response's `stale-if-error` allows), the stored response is served instead, with an
 /// `Age` header, also after the app restarts. To tell that an answer came from the store
 /// and how old it is, collect the call in an `AnswerReceipt`:
 ///
@@ -31,7 +31,7 @@ import Foundation
 /// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
 /// ```
 ///
-/// Stored answers are bounded by ``OfflinePolicy/maxBytes`` and
+/// Stored responses are bounded by ``OfflinePolicy/maxBytes`` and
 /// ``OfflinePolicy/maxEntries``, least recently used first out. Storing happens after the
 /// caller has its answer: answers that arrive within a tenth of a second are written
 /// together, in one transaction on a serial queue, and a look-up finds an answer not yet
@@ -46,11 +46,11 @@ import Foundation
 /// first, and collect the call you await.
 ///
 /// **Secrets never reach the file.** The header fields ``OfflinePolicy/redaction`` names are
-/// dropped from stored answers and queued writes; a request whose URL carries one of its
+/// dropped from stored responses and queued writes; a request whose URL carries one of its
 /// query items (`GET me?access_token=…`) is neither stored nor queued. A write
 /// ``OfflinePolicy/queuesWrite`` excludes (a sign-in, a token refresh: anything whose body
 /// carries a secret) passes through and fails as the network failed, and an answer
-/// ``OfflinePolicy/storesAnswer`` excludes is not stored. Deleted rows are overwritten
+/// ``OfflinePolicy/storesResponse`` excludes is not stored. Deleted rows are overwritten
 /// (`PRAGMA secure_delete`), so a sent write's body leaves no bytes behind.
 ///
 /// **Transfers pass through.** A download (``Depot/BackendRequest/destination``) is neither
@@ -58,7 +58,7 @@ import Foundation
 /// (``Depot/BackendRequest/bodyFile``) is never queued: it fails as the network failed. The file
 /// is the app's, and may be gone by the time a replay would read it.
 ///
-/// **One store per API.** Answers are kept by path, query and account, not by host, and
+/// **One store per API.** Responses are stored by path, query and account, not by host, and
 /// queued writes are replayed through the chain of the `.offline(store)` middleware that
 /// handled the last request in the process: give each API (each base URL) a store of its
 /// own.
@@ -66,17 +66,17 @@ import Foundation
 /// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
 /// there.
 public struct OfflineMiddleware: Middleware {
-    /// The store answers and queued writes are kept in.
+    /// The store responses and queued writes are kept in.
     public let store: OfflineStore
     /// What is kept and when it is served.
     public let policy: OfflinePolicy
-    private let answers: OfflineResponseStorage
+    private let responses: OfflineResponseStorage
 
-    /// A middleware that keeps answers and queued writes in `store`.
+    /// A middleware that stores responses and queues writes in `store`.
     public init(store: OfflineStore, policy: OfflinePolicy = OfflinePolicy()) {
         self.store = store
         self.policy = policy
-        self.answers = OfflineResponseStorage(
+        self.responses = OfflineResponseStorage(
             store: store, maxEntries: policy.maxEntries, maxBytes: policy.maxBytes)
     }
 
@@ -86,9 +86,9 @@ public struct OfflineMiddleware: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        // Remembered for the outbox's replays; while writes are queued, a success through it
+        // Registered for the outbox's replays; while writes are queued, a success through it
         // starts one.
-        let next = store.outbox.relay(next, policy: policy)
+        let next = store.replayer.relay(next, policy: policy)
         // Files are not stored: a download's answer is on disk already, and an upload's
         // file may be gone by the time a replay would read it.
         if request.bodyFile != nil || request.destination != nil { return next(request) }
@@ -98,54 +98,55 @@ public struct OfflineMiddleware: Middleware {
             guard policy.queuesWrite(request), !policy.redaction.carriesSecretInURL(request) else {
                 return next(request)
             }
-            return store.outbox.send(request, through: next, policy: policy)
+            return store.replayer.send(request, through: next, policy: policy)
         default: return next(request)
         }
     }
 
-    /// A `GET`: sent on; its answer stored, or the stored answer served when it fails.
+    /// A `GET`: sent on; its response stored, or the stored response served when it fails.
     private func read(
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        let answers = answers
-        let writer = store.answerWriter
+        let responses = responses
+        let writer = store.responseWriter
         let policy = policy
         return Future { promise in
             let key = StoredResponseKey(
                 method: .get, path: request.path, query: request.query, account: policy.account())
             // Read where the call started: the caller's receipt, if it collects one.
             let receipt = AnswerReceipt.current
-            // Answers of requests started before a `removeAll()` are not kept after it.
+            // Responses to requests started before a `removeAll()` are not stored after it.
             let generation = writer.generation
             return next(request).start { result in
                 switch result {
                 case .success(let response):
                     receipt?.record(.network)
-                    // Kept before the caller hears of it, so a read the caller makes next
+                    // Stored before the caller hears of it, so a read the caller makes next
                     // finds it, written or not.
-                    if policy.storesAnswer(request, response),
-                        let kept = StoredAnswer.keepable(response, for: request, redaction: policy.redaction)
+                    if policy.storesResponse(request, response),
+                        let stored = StoredResponse.storable(
+                            response, for: request, redaction: policy.redaction)
                     {
-                        writer.keep(kept, for: key, in: answers, generation: generation)
+                        writer.store(stored, for: key, in: responses, generation: generation)
                     }
                     promise(.success(response))
                 case .failure(let error):
-                    guard StoredAnswer.mayReplace(error) else {
+                    guard StoredResponse.mayReplace(error) else {
                         promise(.failure(error))
                         return
                     }
-                    // An answer waiting to be written is found in memory; one that left memory
+                    // A response waiting to be written is found in memory; one that left memory
                     // is already committed. Either way on this thread, not the writer's queue.
                     let now = Date()
-                    guard let stored = try? answers.response(for: key),
-                        StoredAnswer.serves(stored, instead: error, policy: policy, now: now)
+                    guard let stored = try? responses.response(for: key),
+                        stored.serves(instead: error, policy: policy, now: now)
                     else {
                         promise(.failure(error))
                         return
                     }
                     receipt?.record(.stored(savedAt: stored.storedAt))
-                    promise(.success(StoredAnswer.served(stored, now: now)))
+                    promise(.success(stored.served(now: now)))
                 }
             }
         }

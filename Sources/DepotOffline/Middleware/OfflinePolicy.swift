@@ -1,7 +1,7 @@
 import Depot
 import Foundation
 
-/// What `.offline(store)` keeps and when it answers from the store.
+/// What `.offline(store)` stores and when it answers from the store.
 ///
 /// ```swift
 /// let backend = URLSessionBackend(baseURL: api).with(
@@ -9,16 +9,16 @@ import Foundation
 ///     auth, .retry())
 /// ```
 public struct OfflinePolicy: Sendable {
-    /// The most bytes of stored answers kept; the least recently used go first.
+    /// The most bytes of stored responses; the least recently used go first.
     public var maxBytes: Int
-    /// The most stored answers kept.
+    /// The most stored responses.
     public var maxEntries: Int
-    /// Whether a `5xx` answer to a `GET` is replaced by the stored answer, as a failure to
-    /// connect is (a `429` never is: it is the server's answer to this client). Without it, only an answer whose `Cache-Control` carried
+    /// Whether a `5xx` answer to a `GET` is replaced by the stored response, as a failure to
+    /// connect is (a `429` never is: it is the server's answer to this client). Without it, only a stored response whose `Cache-Control` carried
     /// `stale-if-error` (RFC 5861) is served on a `5xx`, within the seconds it allows.
-    public var servesStoredAnswersOnServerError: Bool
-    /// Whose answers are being stored and served: an identifier the app chooses (a user
-    /// id, say), never a credential. Answers stored for one account are never served to
+    public var servesStoredResponsesOnServerError: Bool
+    /// Whose responses are being stored and served: an identifier the app chooses (a user
+    /// id, say), never a credential. Responses stored for one account are never served to
     /// another; `""` for an app without accounts.
     public var account: @Sendable () -> String
     /// Whether a write that cannot reach the server is queued in the outbox (`true` by
@@ -26,13 +26,13 @@ public struct OfflinePolicy: Sendable {
     /// refresh, a password change — so that it is never written to the file: such a request
     /// passes through and fails as the network failed.
     public var queuesWrite: @Sendable (BackendRequest) -> Bool
-    /// Whether the answer to a `GET` is stored (`true` by default, for every `2xx` not marked
-    /// `no-store`). Return `false` for answers that carry a secret in their body (a token
+    /// Whether the response to a `GET` is stored (`true` by default, for every `2xx` not marked
+    /// `no-store`). Return `false` for responses that carry a secret in their body (a token
     /// endpoint read with `GET`, a profile with an API key in it).
-    public var storesAnswer: @Sendable (BackendRequest, BackendResponse) -> Bool
-    /// The secrets never written to the file: header fields dropped from stored answers and
+    public var storesResponse: @Sendable (BackendRequest, BackendResponse) -> Bool
+    /// The secrets never written to the file: header fields dropped from stored responses and
     /// queued writes, and query items whose presence keeps a request out of the file
-    /// altogether (an answer to `GET me?access_token=…` is not stored, a write to such a URL
+    /// altogether (a response to `GET me?access_token=…` is not stored, a write to such a URL
     /// not queued). Pass the same value to `.logging(redacting:)`.
     public var redaction: Redaction
     /// The most writes the outbox holds, queued and kept together. A write that fails while
@@ -41,24 +41,24 @@ public struct OfflinePolicy: Sendable {
     /// the outbox is full (it is not sent ahead of them).
     public var maxQueuedWrites: Int
 
-    /// A policy; the defaults keep up to 50 MiB in 10,000 answers for one account, queue every
+    /// A policy; the defaults store up to 50 MiB in 10,000 responses for one account, queue every
     /// write, up to 10,000, and keep ``Depot/Redaction/default``'s secrets out of the file.
     public init(
         maxBytes: Int = 50 << 20,
         maxEntries: Int = 10_000,
-        servesStoredAnswersOnServerError: Bool = false,
+        servesStoredResponsesOnServerError: Bool = false,
         account: @escaping @Sendable () -> String = { "" },
         queuesWrite: @escaping @Sendable (BackendRequest) -> Bool = { _ in true },
-        storesAnswer: @escaping @Sendable (BackendRequest, BackendResponse) -> Bool = { _, _ in true },
+        storesResponse: @escaping @Sendable (BackendRequest, BackendResponse) -> Bool = { _, _ in true },
         redaction: Redaction = .default,
         maxQueuedWrites: Int = 10_000
     ) {
         self.maxBytes = maxBytes
         self.maxEntries = maxEntries
-        self.servesStoredAnswersOnServerError = servesStoredAnswersOnServerError
+        self.servesStoredResponsesOnServerError = servesStoredResponsesOnServerError
         self.account = account
         self.queuesWrite = queuesWrite
-        self.storesAnswer = storesAnswer
+        self.storesResponse = storesResponse
         self.redaction = redaction
         self.maxQueuedWrites = maxQueuedWrites
     }

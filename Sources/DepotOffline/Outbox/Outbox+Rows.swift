@@ -50,18 +50,19 @@ extension Outbox {
 
     /// Records what became of `entry` (sent with `response`, or discarded without one) among
     /// the recent outcomes, in the transaction that removes it, keeping the latest
-    /// ``maxRecentOutcomes``. The answer keeps no header field the policy's redaction names,
+    /// ``maxRecentOutcomes``. The stored response has no header field the policy's redaction names,
     /// and its body only when neither `Cache-Control: no-store` nor the policy's
-    /// ``OfflinePolicy/storesAnswer`` keeps it out: then its first ``maxKeptBodyBytes`` bytes.
+    /// ``OfflinePolicy/storesResponse`` keeps it out: then its first ``maxStoredBodyBytes`` bytes.
     static func recordOutcome(
         of entry: OutboxEntry, response: BackendResponse?, policy: OfflinePolicy,
         in connection: SQLiteConnection
     ) throws(OfflineStoreError) {
         let headers = response.map { policy.redaction.removingSecrets(from: $0.headers) } ?? HTTPHeaders()
         var body = Data()
-        if let response, !CacheControl(response.headers).noStore, policy.storesAnswer(entry.request, response)
+        if let response, !CacheControl(response.headers).noStore,
+            policy.storesResponse(entry.request, response)
         {
-            body = response.body.prefix(maxKeptBodyBytes)
+            body = response.body.prefix(maxStoredBodyBytes)
         }
         try connection.execute(
             """

@@ -97,31 +97,23 @@ import Foundation
 /// to ``replay(through:)``): give each API a store of its own. Calling ``replay()`` while one
 /// runs in this process waits for that one and returns its report.
 public final class Outbox: Sendable {
-    /// The rest of a middleware chain: what a replay sends entries through.
-    typealias Send = @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
-
     /// The header field of draft-ietf-httpapi-idempotency-key-header.
     static let idempotencyKeyField = "Idempotency-Key"
-    /// The most bytes of a refusal's body an entry keeps, and of a sent entry's answer kept
-    /// among the ``recentOutcomes()``.
-    public static let maxKeptBodyBytes = 64 << 10
+    /// The most bytes of a refusal's body stored with a kept entry, and of a sent entry's
+    /// response stored among the ``recentOutcomes()``.
+    public static let maxStoredBodyBytes = 64 << 10
     /// How many outcomes ``recentOutcomes()`` keeps: the latest.
     public static let maxRecentOutcomes = 100
     /// How many events each stream of ``events`` holds for a subscriber that does not read
     /// them: past that the oldest are dropped.
     public static let eventBufferLimit = 1_000
 
-    /// The outbox a replay is sending for, so that a request a replay sends through a backend
-    /// that includes the `.offline` middleware again passes through instead of being queued.
-    @TaskLocal static var replaying: ObjectIdentifier?
-
     let database: SQLiteDatabase
-    private let state: OutboxState
+    /// The counts, the policy and the replayer, under their own lock.
+    let state: OutboxState
     private let hub = OutboxEventHub()
     /// The one-sender rule across processes and stores.
     private let lease = SenderLease()
-    /// Where failed writes are committed, off the thread that delivered the failure.
-    private let queue = DispatchQueue(label: "depot.offline.outbox")
 
     /// The outbox of the store whose connection is `database`.
     init(database: SQLiteDatabase) throws(OfflineStoreError) {
@@ -214,7 +206,7 @@ public final class Outbox: Sendable {
             hub.emit(.queued(entry))
             return true
         }
-        if requeued { replayInBackground() }
+        if requeued { replayer?.replayInBackground() }
         return requeued
     }
 
@@ -249,7 +241,7 @@ public final class Outbox: Sendable {
         }
         guard let removed else { return false }
         // Writes held behind a kept entry may go now.
-        if !removed.isQueued { replayInBackground() }
+        if !removed.isQueued { replayer?.replayInBackground() }
         return true
     }
 
@@ -268,7 +260,8 @@ public final class Outbox: Sendable {
     /// ``replay(through:)`` then. Cancelling the awaiting task does not stop the replay.
     @discardableResult
     public func replay() async -> OutboxReplayReport {
-        await replay(using: nil)
+        guard let replayer else { return unsent() }
+        return await replayer.replay(using: nil)
     }
 
     /// Sends the queued entries, in order, through `backend`: for an app that starts with
@@ -281,171 +274,64 @@ public final class Outbox: Sendable {
     /// this waits for it (whatever backend it uses) and returns its report.
     @discardableResult
     public func replay(through backend: any Backend) async -> OutboxReplayReport {
-        await replay(using: { backend.send($0) })
+        guard let replayer else { return unsent() }
+        return await replayer.replay(using: { backend.send($0) })
     }
 
-    private enum ReplayStart {
-        case run(Send)
-        case joined
-        case done(OutboxReplayReport)
+    /// The report of a replay that cannot start: the store that sends this outbox's entries
+    /// was released.
+    private func unsent() -> OutboxReplayReport {
+        let remaining = queuedCount
+        return OutboxReplayReport(
+            sent: 0, kept: 0, remaining: remaining, ending: remaining > 0 ? .noBackend : .finished)
     }
 
-    private func replay(using given: Send?) async -> OutboxReplayReport {
-        // Entries another process queued count too; read on the outbox's queue, not the
-        // caller's thread (the look may wait for another write's sync to disk).
-        let failure = await withCheckedContinuation {
-            (continuation: CheckedContinuation<OfflineStoreError?, Never>) in
-            queue.async { [self] in
-                do throws(OfflineStoreError) {
-                    try database.withConnection { connection throws(OfflineStoreError) in
-                        try syncCounts(connection)
-                    }
-                    continuation.resume(returning: nil)
-                } catch {
-                    continuation.resume(returning: error)
-                }
-            }
-        }
-        return await withCheckedContinuation {
-            (continuation: CheckedContinuation<OutboxReplayReport, Never>) in
-            let start = state.withLock { state -> ReplayStart in
-                if state.running {
-                    state.waiters.append(continuation)
-                    return .joined
-                }
-                if state.next == nil, let given { state.next = given }
-                if let failure {
-                    return .done(
-                        OutboxReplayReport(
-                            sent: 0, kept: 0, remaining: state.queuedCount, ending: .storeFailed(failure)))
-                }
-                guard state.queuedCount > 0 else {
-                    return .done(OutboxReplayReport(sent: 0, kept: 0, remaining: 0, ending: .finished))
-                }
-                guard let send = given ?? state.next else {
-                    return .done(
-                        OutboxReplayReport(
-                            sent: 0, kept: 0, remaining: state.queuedCount, ending: .noBackend))
-                }
-                state.running = true
-                state.waiters.append(continuation)
-                return .run(send)
-            }
-            switch start {
-            case .joined: break
-            case .done(let report): continuation.resume(returning: report)
-            case .run(let send): Task { await self.runReplay(through: send) }
-            }
-        }
+    // MARK: - The replayer's side
+
+    /// The replayer that sends this outbox's entries: the store's, registered when the store
+    /// opens (see ``OutboxReplayer``); `nil` once the store is released.
+    var replayer: OutboxReplayer? {
+        state.withLock { $0.replayer }
     }
 
-    /// Starts a replay in the background when entries are queued (and not all held behind
-    /// kept ones), none runs, and a backend is known.
-    func replayInBackground() {
-        let send = state.withLock { state -> Send? in
-            guard !state.running, !state.held, state.queuedCount > 0, let next = state.next else {
-                return nil
-            }
-            state.running = true
-            return next
-        }
-        guard let send else { return }
-        Task { await self.runReplay(through: send) }
+    /// Registers the replayer that sends this outbox's entries.
+    func register(_ replayer: OutboxReplayer) {
+        state.withLock { $0.replayer = replayer }
     }
 
-    /// The replay loop: takes the sender lease, then sends one entry at a time until none can
-    /// be sent or one stops it. The caller has set `running`; this clears it, gives the lease
-    /// back and answers the waiters.
-    private func runReplay(through send: @escaping Send) async {
-        var sent = 0
-        var kept = 0
-        var ending: OutboxReplayReport.Ending
-        do {
-            try await takeLease()
-            ending = .finished
-        } catch {
-            ending = .storeFailed(error)
-        }
-        replaying: while case .finished = ending {
-            let claim: Claim
-            do {
-                claim = try claimHead()
-            } catch {
-                ending = .storeFailed(error)
-                break
-            }
-            let entry: OutboxEntry
-            switch claim {
-            case .entry(let head): entry = head
-            // Nothing can be sent, and `claimHead` already ended the replay.
-            case .ended: return
-            // Held past its duration, the lease went to another sender, which goes on.
-            case .leaseLost:
-                ending = .interrupted(.timedOut)
-                break replaying
-            }
-            let result = await Self.$replaying.withValue(ObjectIdentifier(self)) {
-                await send(entry.request).result
-            }
-            do {
-                switch result {
-                case .success(let response):
-                    try recordSent(entry, response: response)
-                    sent += 1
-                case .failure(let error) where Self.isRefusal(error):
-                    try recordKept(entry, error: error)
-                    kept += 1
-                case .failure(let error):
-                    ending = .interrupted(error)
-                    break replaying
-                }
-            } catch {
-                ending = .storeFailed(error)
-                break
-            }
-            // Sent and kept so far are reported to whoever waits when the loop ends.
-            state.withLock { $0.progress = (sent, kept) }
-        }
-        // A lease not given back ends with its duration (or its process).
+    /// Takes the sender lease if nobody else holds it: `true` when this outbox holds it now.
+    func tryTakeLease() throws(OfflineStoreError) -> Bool {
+        try database.withConnection { connection throws(OfflineStoreError) in try lease.tryTake(connection) }
+    }
+
+    /// Gives the sender lease back; a lease not given back ends with its duration (or its
+    /// process).
+    func releaseLease() {
         try? database.withConnection { connection throws(OfflineStoreError) in try lease.release(connection) }
-        let waiters = state.withLock { state in
-            state.running = false
-            state.progress = (0, 0)
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        let report = OutboxReplayReport(sent: sent, kept: kept, remaining: queuedCount, ending: ending)
-        for waiter in waiters { waiter.resume(returning: report) }
     }
 
-    /// Takes the sender lease, waiting while another sender (another process, or another
-    /// store on the file) holds it: checked again after 5 ms, then after twice as long each
-    /// time, up to a quarter of a second between checks.
-    private func takeLease() async throws(OfflineStoreError) {
-        var pause: UInt64 = 5_000_000
-        while try !database.withConnection({ connection throws(OfflineStoreError) in
-            try lease.tryTake(connection)
-        }) {
-            try? await Task.sleep(nanoseconds: pause)
-            pause = min(pause * 2, 250_000_000)
-        }
+    /// Reads the counts again when another connection changed the file (see
+    /// ``syncCounts(_:)``).
+    func syncCounts() throws(OfflineStoreError) {
+        try database.withConnection { connection throws(OfflineStoreError) in try syncCounts(connection) }
     }
 
-    /// What ``claimHead()`` found.
-    private enum Claim {
+    /// What ``claimHead(whenEmpty:)`` found.
+    enum Claim {
         /// The entry to send next.
         case entry(OutboxEntry)
-        /// Nothing can be sent: the replay has ended (the lease given back, the waiters told).
+        /// Nothing can be sent: the lease is given back and `whenEmpty` has run.
         case ended
         /// The lease is no longer this outbox's.
         case leaseLost
     }
 
     /// Renews the lease, then finds the first queued entry not held behind a kept `PUT`,
-    /// `PATCH` or `DELETE` of its resource; when there is none, ends the replay (under the
-    /// store's lock, so a write queued at that moment either is found here or finds no replay
-    /// running and starts one).
-    private func claimHead() throws(OfflineStoreError) -> Claim {
+    /// `PATCH` or `DELETE` of its resource; when there is none, gives the lease back, marks
+    /// what is still queued as held, and runs `whenEmpty` with how many entries remain, all
+    /// under the store's lock (so a write queued at that moment either is found here or is
+    /// queued after `whenEmpty` ran).
+    func claimHead(whenEmpty: (_ remaining: Int) -> Void) throws(OfflineStoreError) -> Claim {
         let path = database.path
         return try database.withConnection { connection throws(OfflineStoreError) -> Claim in
             guard try lease.renew(connection) else { return .leaseLost }
@@ -459,19 +345,13 @@ public final class Outbox: Sendable {
             ) { row throws(OfflineStoreError) in try Self.entry(from: row, path: path) }.first
             if let head { return .entry(head) }
             try lease.release(connection)
-            let (waiters, report) = state.withLock { state in
+            let remaining = state.withLock { state in
                 // What is still queued waits behind kept entries: no use replaying it again
                 // until something changes.
                 state.held = state.queuedCount > 0
-                state.running = false
-                let report = OutboxReplayReport(
-                    sent: state.progress.sent, kept: state.progress.kept, remaining: state.queuedCount,
-                    ending: .finished)
-                state.progress = (0, 0)
-                defer { state.waiters = [] }
-                return (state.waiters, report)
+                return state.queuedCount
             }
-            for waiter in waiters { waiter.resume(returning: report) }
+            whenEmpty(remaining)
             return .ended
         }
     }
@@ -484,7 +364,7 @@ public final class Outbox: Sendable {
         """
 
     /// Removes a sent entry (durably, with its outcome) and reports it.
-    private func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
+    func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
         try database.withConnection { connection throws(OfflineStoreError) in
             let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
                 try connection.execute(
@@ -500,10 +380,10 @@ public final class Outbox: Sendable {
     }
 
     /// Keeps a refused entry (durably) with its refusal, and reports it.
-    private func recordKept(_ entry: OutboxEntry, error: ServiceError) throws(OfflineStoreError) {
+    func recordKept(_ entry: OutboxEntry, error: ServiceError) throws(OfflineStoreError) {
         let refusal = OutboxRefusal(
             status: error.statusCode, message: error.message ?? error.errorDescription,
-            body: (error.response?.body ?? Data()).prefix(Self.maxKeptBodyBytes), refusedAt: Date())
+            body: (error.response?.body ?? Data()).prefix(Self.maxStoredBodyBytes), refusedAt: Date())
         try database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute(
@@ -530,26 +410,6 @@ public final class Outbox: Sendable {
         }
     }
 
-    /// Whether `error` is the server's refusal of a write (a 4xx it decided: 400, 403, 404,
-    /// 409, 410, 412, 422, …), which keeps the entry for the app; anything else (no answer,
-    /// a request that could not be made, 401 and 407 (credentials), 408, 421 (another
-    /// connection), 425, 429, 5xx, 1xx, 3xx) stops the replay with the entry still queued.
-    static func isRefusal(_ error: ServiceError) -> Bool {
-        guard let status = error.statusCode, (400..<500).contains(status) else { return false }
-        return !undecidedClientStatuses.contains(status)
-    }
-
-    /// The 4xx statuses that are no decision about the write itself.
-    static let undecidedClientStatuses: Set<Int> = [401, 407, 408, 421, 425, 429]
-
-    /// Whether `error` means the request got no answer at all: such a write is queued.
-    static func failedBeforeAnswer(_ error: ServiceError) -> Bool {
-        switch error {
-        case .cannotConnect, .noConnection, .timedOut, .transport: return true
-        default: return false
-        }
-    }
-
     /// Reads the counts of queued and kept entries again when another connection (another
     /// process, or another store on the file) committed a change since the last look: one
     /// `PRAGMA data_version` otherwise. Called under the store's lock.
@@ -566,87 +426,11 @@ public final class Outbox: Sendable {
         }
     }
 
-    // MARK: - The middleware's side
-
-    /// The rest of the chain as the middleware hands it on: remembered for replays, and, while
-    /// entries are queued, wrapped so that a success starts a replay in the background.
-    /// Without queued entries it is `next` itself (nothing added to the online path but one
-    /// lock).
-    func relay(_ next: @escaping Send, policy: OfflinePolicy) -> Send {
-        let queued = state.withLock { state -> Bool in
-            state.next = next
-            state.policy = policy
-            return state.queuedCount > 0 && !state.held
-        }
-        guard queued else { return next }
-        return { [self] request in
-            let future = next(request)
-            return Future { promise in
-                future.start { result in
-                    promise(result)
-                    if case .success = result { self.replayInBackground() }
-                }
-            }
-        }
-    }
-
-    /// Sends `request` (a write) through `next` with an `Idempotency-Key`, queuing it when it
-    /// fails before any answer or when it must wait behind entries (see ``Outbox``), with the
-    /// header fields the policy's redaction names dropped from what is stored, up to the
-    /// policy's ``OfflinePolicy/maxQueuedWrites``.
-    func send(
-        _ request: BackendRequest, through next: @escaping Send, policy: OfflinePolicy
-    ) -> Future<BackendResponse, ServiceError> {
-        var request = request
-        if !request.headers.contains(Self.idempotencyKeyField) {
-            request.headers[Self.idempotencyKeyField] = UUID().uuidString.lowercased()
-        }
-        request.isRetryable = true
-        // A replay's own request, sent through a chain that includes the middleware again.
-        if Self.replaying == ObjectIdentifier(self) { return next(request) }
-        let write = request
-        return Future { [self] promise in
-            // The usual case, at once on the caller's thread: the file is free and nothing waits.
-            if (try? database.withConnectionIfFree({ connection throws(OfflineStoreError) in
-                try waitsBehindEntries(write, connection)
-            })) == false {
-                return attempt(write, through: next, policy: policy, promise: promise)
-            }
-            let token = CancellationToken()
-            // Otherwise on the outbox's queue: the look at the file may wait for another write's
-            // sync to disk, which must not hold the caller's thread (a task's, say).
-            queue.async { [self] in
-                guard !token.isCancelled else { return promise(.failure(.cancelled)) }
-                // When the store cannot tell, better sent out of order than not at all.
-                let behind = try? database.withConnection { connection throws(OfflineStoreError) in
-                    try waitsBehindEntries(write, connection)
-                }
-                guard behind == true else {
-                    let attempt = attempt(
-                        write, through: next, policy: policy, promise: promise)
-                    token.onCancel { attempt.cancel() }
-                    return
-                }
-                // Behind entries: queue it too, and let a replay send them all in order.
-                do {
-                    let entry = try enqueue(write, policy: policy)
-                    // Started before the caller hears of it: a replay it asks for joins this one.
-                    replayInBackground()
-                    promise(.failure(.queued(entry.queuedWrite)))
-                } catch {
-                    // Sent now it would overtake the entries before it; the caller is told.
-                    promise(.failure(.invalidRequest("The write was neither sent nor queued: \(error)")))
-                }
-            }
-            return token
-        }
-    }
-
     /// Whether `write` must be queued behind entries: any queued one a replay can send, any
     /// entry of its resource that waits (queued, or a kept `PUT`, `PATCH` or `DELETE`).
     /// Writes to other resources pass entries held behind kept ones.
     /// Called under the store's lock.
-    private func waitsBehindEntries(_ write: BackendRequest, _ connection: SQLiteConnection)
+    func waitsBehindEntries(_ write: BackendRequest, _ connection: SQLiteConnection)
         throws(OfflineStoreError) -> Bool
     {
         try syncCounts(connection)
@@ -658,28 +442,6 @@ public final class Outbox: Sendable {
                 SELECT 1 FROM outbox WHERE resource = ? AND (state = 'queued' OR method <> 'POST'))
             OR EXISTS (SELECT 1 FROM outbox AS q WHERE state = 'queued' AND NOT EXISTS (\(Self.keptAhead)))
             """, [.text(resource)]) == 1
-    }
-
-    /// Sends `write` once; queues it when it fails before any answer (and the outbox has room).
-    private func attempt(
-        _ write: BackendRequest, through next: Send, policy: OfflinePolicy,
-        promise: Future<BackendResponse, ServiceError>.Promise
-    ) -> any Cancellable {
-        next(write).start { [self] result in
-            guard case .failure(let failure) = result, Self.failedBeforeAnswer(failure) else {
-                promise(result)
-                return
-            }
-            queue.async { [self] in
-                do {
-                    promise(
-                        .failure(.queued(try enqueue(write, policy: policy).queuedWrite)))
-                } catch {
-                    // Nothing was queued: the caller gets the transport error itself.
-                    promise(.failure(failure))
-                }
-            }
-        }
     }
 
     /// Commits `write` as the last entry, durably, then counts and reports it.

@@ -89,7 +89,7 @@ public struct OutboxRefusal: Sendable, Hashable {
     /// the error's description when the server gave none.
     public var message: String?
     /// The body of the refusal, for details such as a 422's validation errors: its first
-    /// ``Outbox/maxKeptBodyBytes`` bytes.
+    /// ``Outbox/maxStoredBodyBytes`` bytes.
     public var body: Data
     /// When the refusal arrived.
     public var refusedAt: Date

@@ -14,8 +14,8 @@ public struct OutboxOutcome: Sendable, Hashable {
     /// How the write left the outbox.
     public enum Result: Sendable, Hashable {
         /// The server accepted it with this answer: its status, its header fields but those the
-        /// policy's redaction names, and its body cut to ``Outbox/maxKeptBodyBytes`` (empty
-        /// when the answer said `Cache-Control: no-store` or ``OfflinePolicy/storesAnswer``
+        /// policy's redaction names, and its body cut to ``Outbox/maxStoredBodyBytes`` (empty
+        /// when the answer said `Cache-Control: no-store` or ``OfflinePolicy/storesResponse``
         /// kept it out).
         case sent(BackendResponse)
         /// The app discarded it with ``Outbox/discard(_:)``: it was never sent by a replay.

@@ -22,7 +22,9 @@ public struct OutboxReplayReport: Sendable, Hashable {
         case interrupted(ServiceError)
         /// Entries are queued but no request has gone through the `.offline` middleware since
         /// the store was opened, so there is nothing to send them through: call
-        /// ``Outbox/replay(through:)`` with the backend behind the middleware.
+        /// ``Outbox/replay(through:)`` with the backend behind the middleware. (Also when the
+        /// ``OfflineStore`` was released while its outbox lives on: the store sends its
+        /// outbox's writes, so keep the store.)
         case noBackend
         /// The store failed to read or update an entry; what was sent stays sent (and an
         /// entry whose 2xx could not be recorded is sent again later with its key, which a

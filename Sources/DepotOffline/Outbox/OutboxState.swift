@@ -17,17 +17,12 @@ final class OutboxState: @unchecked Sendable {
         /// replay found: no replay starts on its own until an entry is queued, retried,
         /// discarded or another process changes the file.
         var held = false
-        /// The rest of the chain the middleware last handed on.
-        var next: Outbox.Send?
         /// The policy of the middleware that last handed a request on: what outcomes keep of
         /// the answers.
         var policy = OfflinePolicy()
-        /// Whether a replay runs in this process.
-        var running = false
-        /// Sent and kept by the running replay so far.
-        var progress: (sent: Int, kept: Int) = (0, 0)
-        /// Callers of `replay()` waiting for the running one.
-        var waiters: [CheckedContinuation<OutboxReplayReport, Never>] = []
+        /// The replayer that sends the entries: the store's (weak: the store holds it, and it
+        /// holds the outbox).
+        weak var replayer: OutboxReplayer?
     }
 
     private var fields = Fields()

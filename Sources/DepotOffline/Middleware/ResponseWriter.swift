@@ -2,31 +2,31 @@ import Depot
 import Dispatch
 import Foundation
 
-/// Writes stored answers in batches, off their callers' paths.
+/// Writes stored responses in batches, off their callers' paths.
 ///
-/// An answer to keep is put in memory and written with the others that arrive within
+/// A response to store is put in memory and written with the others that arrive within
 /// ``delay``, in one transaction on the store's serial queue: one commit for a burst of
 /// reads instead of one each (each commit rewrites the table's and its indexes' pages).
-/// Until it is written, a look-up finds it in memory. An answer received less than
-/// ``delay`` before the app is killed may be lost; stored answers are copies, and the next
-/// read stores it again. ``discardAll()`` (sign-out) drops what waits and the answers of
+/// Until it is written, a look-up finds it in memory. A response received less than
+/// ``delay`` before the app is killed may be lost; stored responses are copies, and the next
+/// read stores it again. ``discardAll()`` (sign-out) drops what waits and the responses of
 /// requests still in flight.
 ///
-/// Look-ups do not write either: the answer a look-up finds in the file is marked as used
-/// (``touch(_:)``), and its recency is written with the next transaction that stores answers,
+/// Look-ups do not write either: the response a look-up finds in the file is marked as used
+/// (``touch(_:)``), and its recency is written with the next transaction that stores responses,
 /// before that one evicts, so eviction always sees every look-up. A look-up less than
-/// ``delay`` before the app is killed may leave its answer's recency unwritten.
-final class AnswerWriter: @unchecked Sendable {
-    /// How long an answer waits for others to be written with.
+/// ``delay`` before the app is killed may leave its response's recency unwritten.
+final class ResponseWriter: @unchecked Sendable {
+    /// How long a response waits for others to be written with.
     static let delay: DispatchTimeInterval = .milliseconds(100)
-    /// How many waiting answers make the writer write at once, whatever the delay.
+    /// How many waiting responses make the writer write at once, whatever the delay.
     static let batchLimit = 256
 
     private struct Waiting {
-        var answers: [StoredResponseKey: (response: StoredResponse, storage: OfflineResponseStorage)] = [:]
+        var responses: [StoredResponseKey: (response: StoredResponse, storage: OfflineResponseStorage)] = [:]
         var order: [StoredResponseKey] = []
         var scheduled = false
-        /// Counts ``discardAll()`` calls: an answer to a request started before one is dropped.
+        /// Counts ``discardAll()`` calls: the response to a request started before one is dropped.
         var generation = 0
         /// Whether a write of a full batch is on its way.
         var urgent = false
@@ -35,7 +35,7 @@ final class AnswerWriter: @unchecked Sendable {
     }
 
     private let queue: DispatchQueue
-    /// The store's connection, for writing recency when no answer waits.
+    /// The store's connection, for writing recency when no response waits.
     private let database: SQLiteDatabase
     // Guarded by `lock`.
     private let lock = NSLock()
@@ -43,9 +43,9 @@ final class AnswerWriter: @unchecked Sendable {
 
     private let delay: DispatchTimeInterval
 
-    /// A writer that writes to `database` on `queue`, `delay` after the first answer of a
+    /// A writer that writes to `database` on `queue`, `delay` after the first response of a
     /// batch.
-    init(queue: DispatchQueue, database: SQLiteDatabase, delay: DispatchTimeInterval = AnswerWriter.delay) {
+    init(queue: DispatchQueue, database: SQLiteDatabase, delay: DispatchTimeInterval = ResponseWriter.delay) {
         self.queue = queue
         self.database = database
         self.delay = delay
@@ -78,20 +78,22 @@ final class AnswerWriter: @unchecked Sendable {
         }
     }
 
-    /// The current generation: read it when a request starts and pass it to ``keep(_:for:in:generation:)``.
+    /// The current generation: read it when a request starts and pass it to ``store(_:for:in:generation:)``.
     var generation: Int {
         withState { $0.generation }
     }
 
-    /// Keeps `response` for `key` in `storage`, soon; unless everything was discarded since
+    /// Stores `response` for `key` in `storage`, soon; unless everything was discarded since
     /// `generation` was read (a sign-out while the request was in flight).
-    func keep(
+    func store(
         _ response: StoredResponse, for key: StoredResponseKey, in storage: OfflineResponseStorage,
         generation: Int
     ) {
         let (later, now) = withState { state -> (Bool, Bool) in
             guard state.generation == generation else { return (false, false) }
-            if state.answers.updateValue((response, storage), forKey: key) == nil { state.order.append(key) }
+            if state.responses.updateValue((response, storage), forKey: key) == nil {
+                state.order.append(key)
+            }
             let later = !state.scheduled
             state.scheduled = true
             // A full batch is written at once, by one write however many more arrive.
@@ -106,56 +108,56 @@ final class AnswerWriter: @unchecked Sendable {
         }
     }
 
-    /// Forgets every answer waiting to be written, and the answers of requests in flight
+    /// Forgets every response waiting to be written, and the responses of requests in flight
     /// (``OfflineStore/removeAll()``, `removeAllResponses()`).
     func discardAll() {
         withState { state in
-            state.answers.removeAll()
+            state.responses.removeAll()
             state.order.removeAll()
             state.touched.removeAll()
             state.generation += 1
         }
     }
 
-    /// Forgets the answer waiting for `key`; returns whether there was one.
+    /// Forgets the response waiting for `key`; returns whether there was one.
     @discardableResult
     func discard(_ key: StoredResponseKey) -> Bool {
         withState { state in
-            guard state.answers.removeValue(forKey: key) != nil else { return false }
+            guard state.responses.removeValue(forKey: key) != nil else { return false }
             state.order.removeAll { $0 == key }
             return true
         }
     }
 
-    /// Forgets the answer waiting for `key` if it is still `response`; returns whether it was.
+    /// Forgets the response waiting for `key` if it is still `response`; returns whether it was.
     @discardableResult
     func discard(_ key: StoredResponseKey, ifStill response: StoredResponse) -> Bool {
         withState { state in
-            guard state.answers[key]?.response == response else { return false }
-            state.answers[key] = nil
+            guard state.responses[key]?.response == response else { return false }
+            state.responses[key] = nil
             state.order.removeAll { $0 == key }
             return true
         }
     }
 
-    /// Forgets the answers waiting for the keys `isDoomed` picks; returns how many.
+    /// Forgets the responses waiting for the keys `isDoomed` picks; returns how many.
     @discardableResult
     func discard(where isDoomed: (StoredResponseKey) -> Bool) -> Int {
         withState { state in
             let doomed = state.order.filter(isDoomed)
             guard !doomed.isEmpty else { return 0 }
-            for key in doomed { state.answers[key] = nil }
-            state.order = state.order.filter { state.answers[$0] != nil }
+            for key in doomed { state.responses[key] = nil }
+            state.order = state.order.filter { state.responses[$0] != nil }
             return doomed.count
         }
     }
 
-    /// The answer waiting to be written for `key`, if any.
-    func waitingAnswer(for key: StoredResponseKey) -> StoredResponse? {
-        withState { $0.answers[key]?.response }
+    /// The response waiting to be written for `key`, if any.
+    func waitingResponse(for key: StoredResponseKey) -> StoredResponse? {
+        withState { $0.responses[key]?.response }
     }
 
-    /// Writes the waiting answers, at most ``batchLimit`` in one transaction (a write of the
+    /// Writes the waiting responses, at most ``batchLimit`` in one transaction (a write of the
     /// rest follows at once); call on the writer's queue. Returns whether more are waiting.
     @discardableResult
     func write() -> Bool {
@@ -163,14 +165,14 @@ final class AnswerWriter: @unchecked Sendable {
             state.scheduled = false
             state.urgent = false
             let batch = state.order.prefix(Self.batchLimit).compactMap { key in
-                state.answers[key].map { (key, $0.response, $0.storage) }
+                state.responses[key].map { (key, $0.response, $0.storage) }
             }
             let more = state.order.count > Self.batchLimit
             if more { state.scheduled = true }
             return (batch, more)
         }
         if more { queue.async { self.write() } }
-        // Recency no stored answer carried with it (none waits, or none was kept).
+        // Recency no stored response carried with it (none waits, or none was stored).
         defer {
             if withState({ !$0.touched.isEmpty }) {
                 _ = try? database.withConnection { connection throws(OfflineStoreError) in
@@ -188,23 +190,23 @@ final class AnswerWriter: @unchecked Sendable {
             storages[ObjectIdentifier(storage), default: (storage, [])].1.append((response, key))
         }
         for (storage, items) in storages.values {
-            // Checked under the storage's own lock, answer by answer: one discarded meanwhile
+            // Checked under the storage's own lock, response by response: one discarded meanwhile
             // (sign-out, `removeResponse`) or replaced by a newer one is not written.
             _ = try? storage.store(items) { key, response in
-                self.withState { $0.answers[key]?.response == response }
+                self.withState { $0.responses[key]?.response == response }
             }
         }
         // Forgotten only once written, so a look-up in between still finds them in memory.
         withState { state in
-            for (key, response, _) in batch where state.answers[key]?.response == response {
-                state.answers[key] = nil
+            for (key, response, _) in batch where state.responses[key]?.response == response {
+                state.responses[key] = nil
             }
-            state.order = state.order.filter { state.answers[$0] != nil }
+            state.order = state.order.filter { state.responses[$0] != nil }
         }
         return more
     }
 
-    /// Writes every waiting answer before returning (tests, and a store about to close).
+    /// Writes every waiting response before returning (``OfflineStore/flush()``).
     func flush() {
         queue.sync {
             while write() {}

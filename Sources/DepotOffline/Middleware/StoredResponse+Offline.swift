@@ -1,16 +1,16 @@
 import Depot
 import Foundation
 
-/// The rules of stored answers: what is kept, when it replaces a failure, and how it is
-/// served.
-enum StoredAnswer {
+/// The offline rules of stored responses: what is stored, when it replaces a failure, and how
+/// it is served.
+extension StoredResponse {
     /// `response` as it is stored for `request` (without the fields that set or carry
     /// credentials: ``Depot/StoredResponse`` never keeps them; with the request's values of
     /// the fields it varies on), or `nil` when it must not be:
     /// not a `2xx` (or a partial `206`), or marked `no-store` by either side.
-    /// Neither does it keep a header field `redaction` names, nor a request's value of one;
-    /// and a request whose URL carries one of its query items is not kept at all.
-    static func keepable(_ response: BackendResponse, for request: BackendRequest, redaction: Redaction)
+    /// Neither does it store a header field `redaction` names, nor a request's value of one;
+    /// and a request whose URL carries one of its query items is not stored at all.
+    static func storable(_ response: BackendResponse, for request: BackendRequest, redaction: Redaction)
         -> StoredResponse?
     {
         guard (200..<300).contains(response.status), response.status != 206,
@@ -20,13 +20,13 @@ enum StoredAnswer {
         var response = response
         response.headers = redaction.removingSecrets(from: response.headers)
         // The same record of the fields it varies on as a cache keeps (`Vary: *` records
-        // none: the answer still serves offline, and no cache reuses it).
+        // none: the response still serves offline, and no cache reuses it).
         let varying = (CachePolicy.varying(of: response, for: request) ?? [:])
             .filter { !redaction.redacts(header: $0.key) }
         return StoredResponse(response, varying: varying)
     }
 
-    /// Whether `error` is one a stored answer may replace at all.
+    /// Whether `error` is one a stored response may replace at all.
     static func mayReplace(_ error: ServiceError) -> Bool {
         switch error {
         case .cannotConnect, .noConnection, .timedOut: return true
@@ -35,21 +35,17 @@ enum StoredAnswer {
         }
     }
 
-    /// Whether `stored` is served instead of `error`: always for a failure to connect; for
-    /// a `5xx` when the policy says so or the answer's `stale-if-error` still allows it. Asked
-    /// only for the errors ``mayReplace(_:)`` accepts.
-    static func serves(
-        _ stored: StoredResponse, instead error: ServiceError, policy: OfflinePolicy, now: Date
-    )
-        -> Bool
-    {
+    /// Whether this stored response is served instead of `error`: always for a failure to
+    /// connect; for a `5xx` when the policy says so or the response's `stale-if-error` still
+    /// allows it. Asked only for the errors ``mayReplace(_:)`` accepts.
+    func serves(instead error: ServiceError, policy: OfflinePolicy, now: Date) -> Bool {
         switch error {
         case .cannotConnect, .noConnection, .timedOut: return true
         case .serverError, .serviceUnavailable:
-            if policy.servesStoredAnswersOnServerError { return true }
-            let control = CacheControl(stored.response.headers)
+            if policy.servesStoredResponsesOnServerError { return true }
+            let control = CacheControl(response.headers)
             guard let allowance = control.staleIfError else { return false }
-            let age = Double(storedAge(stored.response)) + now.timeIntervalSince(stored.storedAt)
+            let age = Double(Self.storedAge(response)) + now.timeIntervalSince(storedAt)
             return age <= Double(control.maxAge ?? 0) + Double(allowance)
         default: return false
         }
@@ -57,10 +53,10 @@ enum StoredAnswer {
 
     /// The stored response as it is served: with an `Age` header (RFC 9111 §5.1) counting
     /// the seconds since it was stored, plus the age it already had.
-    static func served(_ stored: StoredResponse, now: Date) -> BackendResponse {
-        var response = stored.response
-        let elapsed = Int64(min(max(0, now.timeIntervalSince(stored.storedAt)), Double(Int32.max)))
-        let age = min(Int64(storedAge(response)) + elapsed, Int64(Int32.max))
+    func served(now: Date) -> BackendResponse {
+        var response = response
+        let elapsed = Int64(min(max(0, now.timeIntervalSince(storedAt)), Double(Int32.max)))
+        let age = min(Int64(Self.storedAge(response)) + elapsed, Int64(Int32.max))
         response.headers["Age"] = String(age)
         return response
     }

@@ -1,0 +1,337 @@
+import Depot
+import Dispatch
+import Foundation
+
+/// The sending side of a store's ``Outbox``: sends writes through the rest of the
+/// `.offline(store)` middleware's chain, queues the ones that fail before any answer, and
+/// replays the queued entries, one at a time, in order.
+///
+/// One per ``OfflineStore``, whichever middleware uses it: a replay holds the store's sender
+/// lease, so two replayers on one outbox could both believe they hold it. The middleware
+/// registers the rest of its chain here with each request (``relay(_:policy:)``); the outbox
+/// keeps the rows and their state, and asks its replayer when the app calls
+/// ``Outbox/replay()``, ``Outbox/retry(_:)`` or ``Outbox/discard(_:)``.
+///
+/// Locks: this replayer's own lock may be taken under the store's lock and may take the
+/// outbox's state lock; never the other way round.
+final class OutboxReplayer: @unchecked Sendable {
+    /// The rest of a middleware chain: what writes and replays are sent through.
+    typealias Send = @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+
+    /// The replayer a replay is sending for, so that a request a replay sends through a backend
+    /// that includes the `.offline` middleware again (``Outbox/replay(through:)`` given the
+    /// whole chain) passes through instead of being queued behind the entry being sent.
+    @TaskLocal static var replaying: ObjectIdentifier?
+
+    private struct Fields {
+        /// The rest of the chain the middleware last handed on.
+        var next: Send?
+        /// Whether a replay runs in this process.
+        var running = false
+        /// Sent and kept by the running replay so far.
+        var progress: (sent: Int, kept: Int) = (0, 0)
+        /// Callers of `replay()` waiting for the running one.
+        var waiters: [CheckedContinuation<OutboxReplayReport, Never>] = []
+    }
+
+    /// The outbox whose entries this sends.
+    let outbox: Outbox
+    // Guarded by `lock`: read and change only through `withFields`.
+    private var state = Fields()
+    private let lock = NSLock()
+    /// Where failed writes are committed, off the thread that delivered the failure.
+    private let queue = DispatchQueue(label: "depot.offline.outbox")
+
+    /// The replayer of `outbox`, registered with it.
+    init(outbox: Outbox) {
+        self.outbox = outbox
+        outbox.register(self)
+    }
+
+    // MARK: - The middleware's side
+
+    /// The rest of the chain as the middleware hands it on: remembered for replays, and, while
+    /// entries are queued, wrapped so that a success starts a replay in the background.
+    /// Without queued entries it is `next` itself (nothing added to the online path but two
+    /// locks).
+    func relay(_ next: @escaping Send, policy: OfflinePolicy) -> Send {
+        withFields { $0.next = next }
+        let queued = outbox.state.withLock { state -> Bool in
+            state.policy = policy
+            return state.queuedCount > 0 && !state.held
+        }
+        guard queued else { return next }
+        return { [self] request in
+            let future = next(request)
+            return Future { promise in
+                future.start { result in
+                    promise(result)
+                    if case .success = result { self.replayInBackground() }
+                }
+            }
+        }
+    }
+
+    /// Sends `request` (a write) through `next` with an `Idempotency-Key`, queuing it when it
+    /// fails before any answer or when it must wait behind entries (see ``Outbox``), with the
+    /// header fields the policy's redaction names dropped from what is stored, up to the
+    /// policy's ``OfflinePolicy/maxQueuedWrites``.
+    func send(
+        _ request: BackendRequest, through next: @escaping Send, policy: OfflinePolicy
+    ) -> Future<BackendResponse, ServiceError> {
+        var request = request
+        if !request.headers.contains(Outbox.idempotencyKeyField) {
+            request.headers[Outbox.idempotencyKeyField] = UUID().uuidString.lowercased()
+        }
+        request.isRetryable = true
+        // A replay's own request, sent through a chain that includes the middleware again.
+        if Self.replaying == ObjectIdentifier(self) { return next(request) }
+        let write = request
+        let outbox = outbox
+        return Future { [self] promise in
+            // The usual case, at once on the caller's thread: the file is free and nothing waits.
+            if (try? outbox.database.withConnectionIfFree({ connection throws(OfflineStoreError) in
+                try outbox.waitsBehindEntries(write, connection)
+            })) == false {
+                return attempt(write, through: next, policy: policy, promise: promise)
+            }
+            let token = CancellationToken()
+            // Otherwise on the replayer's queue: the look at the file may wait for another
+            // write's sync to disk, which must not hold the caller's thread (a task's, say).
+            queue.async { [self] in
+                guard !token.isCancelled else { return promise(.failure(.cancelled)) }
+                // When the store cannot tell, better sent out of order than not at all.
+                let behind = try? outbox.database.withConnection { connection throws(OfflineStoreError) in
+                    try outbox.waitsBehindEntries(write, connection)
+                }
+                guard behind == true else {
+                    let attempt = attempt(
+                        write, through: next, policy: policy, promise: promise)
+                    token.onCancel { attempt.cancel() }
+                    return
+                }
+                // Behind entries: queue it too, and let a replay send them all in order.
+                do {
+                    let entry = try outbox.enqueue(write, policy: policy)
+                    // Started before the caller hears of it: a replay it asks for joins this one.
+                    replayInBackground()
+                    promise(.failure(.queued(entry.queuedWrite)))
+                } catch {
+                    // Sent now it would overtake the entries before it; the caller is told.
+                    promise(.failure(.invalidRequest("The write was neither sent nor queued: \(error)")))
+                }
+            }
+            return token
+        }
+    }
+
+    /// Sends `write` once; queues it when it fails before any answer (and the outbox has room).
+    private func attempt(
+        _ write: BackendRequest, through next: Send, policy: OfflinePolicy,
+        promise: Future<BackendResponse, ServiceError>.Promise
+    ) -> any Cancellable {
+        next(write).start { [self] result in
+            guard case .failure(let failure) = result, Self.failedBeforeAnswer(failure) else {
+                promise(result)
+                return
+            }
+            queue.async { [self] in
+                do {
+                    promise(
+                        .failure(.queued(try outbox.enqueue(write, policy: policy).queuedWrite)))
+                } catch {
+                    // Nothing was queued: the caller gets the transport error itself.
+                    promise(.failure(failure))
+                }
+            }
+        }
+    }
+
+    /// Whether `error` means the request got no answer at all: such a write is queued.
+    static func failedBeforeAnswer(_ error: ServiceError) -> Bool {
+        switch error {
+        case .cannotConnect, .noConnection, .timedOut, .transport: return true
+        default: return false
+        }
+    }
+
+    // MARK: - Replay
+
+    private enum ReplayStart {
+        case run(Send)
+        case joined
+        case done(OutboxReplayReport)
+    }
+
+    /// Sends the queued entries through `given`, or through the chain the middleware last
+    /// handed on; joins the replay that runs, if one does. See ``Outbox/replay()``.
+    func replay(using given: Send?) async -> OutboxReplayReport {
+        // Entries another process queued count too; read on the replayer's queue, not the
+        // caller's thread (the look may wait for another write's sync to disk).
+        let outbox = outbox
+        let failure = await withCheckedContinuation {
+            (continuation: CheckedContinuation<OfflineStoreError?, Never>) in
+            queue.async {
+                do throws(OfflineStoreError) {
+                    try outbox.syncCounts()
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: error)
+                }
+            }
+        }
+        return await withCheckedContinuation {
+            (continuation: CheckedContinuation<OutboxReplayReport, Never>) in
+            let start = withFields { fields -> ReplayStart in
+                if fields.running {
+                    fields.waiters.append(continuation)
+                    return .joined
+                }
+                if fields.next == nil, let given { fields.next = given }
+                let queued = outbox.queuedCount
+                if let failure {
+                    return .done(
+                        OutboxReplayReport(sent: 0, kept: 0, remaining: queued, ending: .storeFailed(failure))
+                    )
+                }
+                guard queued > 0 else {
+                    return .done(OutboxReplayReport(sent: 0, kept: 0, remaining: 0, ending: .finished))
+                }
+                guard let send = given ?? fields.next else {
+                    return .done(OutboxReplayReport(sent: 0, kept: 0, remaining: queued, ending: .noBackend))
+                }
+                fields.running = true
+                fields.waiters.append(continuation)
+                return .run(send)
+            }
+            switch start {
+            case .joined: break
+            case .done(let report): continuation.resume(returning: report)
+            case .run(let send): Task { await self.runReplay(through: send) }
+            }
+        }
+    }
+
+    /// Starts a replay in the background when entries are queued (and not all held behind
+    /// kept ones), none runs, and a backend is known.
+    func replayInBackground() {
+        let outbox = outbox
+        let send = withFields { fields -> Send? in
+            guard !fields.running, let next = fields.next,
+                outbox.state.withLock({ !$0.held && $0.queuedCount > 0 })
+            else { return nil }
+            fields.running = true
+            return next
+        }
+        guard let send else { return }
+        Task { await self.runReplay(through: send) }
+    }
+
+    /// The replay loop: takes the sender lease, then sends one entry at a time until none can
+    /// be sent or one stops it. The caller has set `running`; this clears it, gives the lease
+    /// back and answers the waiters.
+    private func runReplay(through send: @escaping Send) async {
+        var sent = 0
+        var kept = 0
+        var ending: OutboxReplayReport.Ending
+        do {
+            try await takeLease()
+            ending = .finished
+        } catch {
+            ending = .storeFailed(error)
+        }
+        replaying: while case .finished = ending {
+            let claim: Outbox.Claim
+            do {
+                // Ending the replay when nothing can be sent happens under the store's lock,
+                // so a write queued at that moment either is found here or finds no replay
+                // running and starts one.
+                claim = try outbox.claimHead { remaining in
+                    let (waiters, report) = withFields { fields in
+                        fields.running = false
+                        let report = OutboxReplayReport(
+                            sent: fields.progress.sent, kept: fields.progress.kept, remaining: remaining,
+                            ending: .finished)
+                        fields.progress = (0, 0)
+                        defer { fields.waiters = [] }
+                        return (fields.waiters, report)
+                    }
+                    for waiter in waiters { waiter.resume(returning: report) }
+                }
+            } catch {
+                ending = .storeFailed(error)
+                break
+            }
+            let entry: OutboxEntry
+            switch claim {
+            case .entry(let head): entry = head
+            // Nothing can be sent, and `claimHead` already ended the replay.
+            case .ended: return
+            // Held past its duration, the lease went to another sender, which goes on.
+            case .leaseLost:
+                ending = .interrupted(.timedOut)
+                break replaying
+            }
+            let result = await Self.$replaying.withValue(ObjectIdentifier(self)) {
+                await send(entry.request).result
+            }
+            do {
+                switch result {
+                case .success(let response):
+                    try outbox.recordSent(entry, response: response)
+                    sent += 1
+                case .failure(let error) where Self.isRefusal(error):
+                    try outbox.recordKept(entry, error: error)
+                    kept += 1
+                case .failure(let error):
+                    ending = .interrupted(error)
+                    break replaying
+                }
+            } catch {
+                ending = .storeFailed(error)
+                break
+            }
+            // Sent and kept so far are reported to whoever waits when the loop ends.
+            withFields { $0.progress = (sent, kept) }
+        }
+        // A lease not given back ends with its duration (or its process).
+        outbox.releaseLease()
+        let waiters = withFields { fields in
+            fields.running = false
+            fields.progress = (0, 0)
+            defer { fields.waiters = [] }
+            return fields.waiters
+        }
+        let report = OutboxReplayReport(sent: sent, kept: kept, remaining: outbox.queuedCount, ending: ending)
+        for waiter in waiters { waiter.resume(returning: report) }
+    }
+
+    /// Takes the sender lease, waiting while another sender (another process, or another
+    /// store on the file) holds it: checked again after 5 ms, then after twice as long each
+    /// time, up to a quarter of a second between checks.
+    private func takeLease() async throws(OfflineStoreError) {
+        var pause: UInt64 = 5_000_000
+        while try !outbox.tryTakeLease() {
+            try? await Task.sleep(nanoseconds: pause)
+            pause = min(pause * 2, 250_000_000)
+        }
+    }
+
+    /// Whether `error` is the server's refusal of a write (a 4xx it decided: 400, 403, 404,
+    /// 409, 410, 412, 422, …), which keeps the entry for the app; anything else (no answer,
+    /// a request that could not be made, 401 and 407 (credentials), 408, 421 (another
+    /// connection), 425, 429, 5xx, 1xx, 3xx) stops the replay with the entry still queued.
+    static func isRefusal(_ error: ServiceError) -> Bool {
+        guard let status = error.statusCode, (400..<500).contains(status) else { return false }
+        return !undecidedClientStatuses.contains(status)
+    }
+
+    /// The 4xx statuses that are no decision about the write itself.
+    static let undecidedClientStatuses: Set<Int> = [401, 407, 408, 421, 425, 429]
+
+    private func withFields<T>(_ body: (inout Fields) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
+}
