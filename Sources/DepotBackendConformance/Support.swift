@@ -1,22 +1,6 @@
 import Depot
 import Foundation
 
-/// A value behind a lock.
-final class Guarded<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
-
-    init(_ state: State) {
-        self.state = state
-    }
-
-    func withLock<T>(_ body: (inout State) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
-    }
-}
-
 extension Result {
     /// The failure, or `nil` for a success.
     var failure: Failure? {
@@ -69,10 +53,10 @@ struct StartedOnce<Value: Sendable>: Sendable {
     /// waits a further quarter second, so that a second call of the completion (which
     /// would come from the same request's other ending) has its chance to be counted.
     static func run(_ future: Future<Value, ServiceError>, within bound: TimeInterval) async -> Self {
-        let count = Guarded(0)
+        let count = Locked(0)
         let clock = ContinuousClock()
         let start = clock.now
-        let gate = Guarded<CheckedContinuation<Result<Value, ServiceError>?, Never>?>(nil)
+        let gate = Locked<CheckedContinuation<Result<Value, ServiceError>?, Never>?>(nil)
         let first: Result<Value, ServiceError>? = await withCheckedContinuation { continuation in
             gate.withLock { $0 = continuation }
             future.start { result in

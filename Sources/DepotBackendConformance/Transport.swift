@@ -8,7 +8,7 @@ extension NetworkConformance {
     public static let transport: [ConformanceCheck] = [
         ConformanceCheck("transport: cancelling the Cancellable ends the request as .cancelled") { subject in
             let backend = subject.backend(try #require(LiveServer.fault), timeout: 10)
-            let outcome = Guarded<Result<BackendResponse, ServiceError>?>(nil)
+            let outcome = Locked<Result<BackendResponse, ServiceError>?>(nil)
             let ended = AsyncStream<Void>.makeStream()
             let started = backend.send(BackendRequest(path: "silent")).start { result in
                 outcome.withLock { $0 = result }
@@ -69,7 +69,7 @@ extension NetworkConformance {
             let first = await backend.download(cut).result
             #expect(first.failure?.conformanceCaseName == "transport", "\(subject): \(first)")
 
-            let progress = Guarded<[TransferProgress]>([])
+            let progress = Locked<[TransferProgress]>([])
             var rest = BackendRequest(path: "blob", query: [.init(name: "bytes", value: "3000000")])
             rest.destination = DownloadDestination(target, resumable: true)
             rest.progress = ProgressHandler { value in progress.withLock { $0.append(value) } }

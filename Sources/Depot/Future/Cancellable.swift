@@ -125,12 +125,3 @@ struct NotCancellable: Cancellable {
     @inlinable
     func cancel() {}
 }
-
-/// Cancels several pieces of work together.
-struct CompositeCancellable: Cancellable {
-    let parts: [any Cancellable]
-
-    func cancel() {
-        for part in parts { part.cancel() }
-    }
-}

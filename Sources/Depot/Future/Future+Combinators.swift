@@ -56,7 +56,8 @@ extension Future {
         }
     }
 
-    /// Jayme's name for ``flatMap(_:)``: do this, and then that.
+    /// Jayme's name for ``flatMap(_:)``, kept so code moving from Jayme reads as it did
+    /// (see <doc:MigratingFromJayme>); new code says `flatMap`.
     @inlinable
     public func andThen<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>

@@ -8,21 +8,24 @@ import Foundation
 /// cheapest lock (`os_unfair_lock` on Apple platforms, a `pthread_mutex_t`
 /// elsewhere) inline in the same allocation as the value: one allocation, no
 /// Objective-C-style object, which matters on the hot path of every `Future`.
+///
+/// The one lock wrapper of the package: `DepotOffline` and the conformance library use
+/// it too (`package` access).
 @usableFromInline
-struct Locked<State>: @unchecked Sendable {
+package struct Locked<State>: @unchecked Sendable {
     /// The same heap object a `Future` step uses (``StepStorage``), with nothing fixed.
     @usableFromInline
     let storage: StepStorage<Void, State>
 
     /// A lock guarding `state`.
     @inlinable
-    init(_ state: State) {
+    package init(_ state: State) {
         storage = StepStorage.make(fixed: (), state: state)
     }
 
     /// Runs `body` with exclusive access to the state.
     @inlinable
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try storage.withUnsafeMutablePointers { header, lock in
             LockPrimitive.lock(lock)
             defer { LockPrimitive.unlock(lock) }

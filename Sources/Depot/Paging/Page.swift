@@ -38,21 +38,10 @@ public struct Page<Entity: Sendable>: Sendable {
         self.nextAddress = nextAddress
     }
 
-    /// The link to the next page, when the server sent one (see ``nextAddress`` for
-    /// where the next page is in every style).
-    public var next: Link? {
-        links[rel: "next"]
-    }
-
     /// The number of pages, when the total is known.
     public var pageCount: Int? {
         guard let total, size > 0 else { return nil }
         return total / size + (total % size == 0 ? 0 : 1)
-    }
-
-    /// Whether this is the last page.
-    public var isLast: Bool {
-        !hasNext
     }
 }
 

@@ -20,10 +20,6 @@ public protocol PagedRepository: Readable {
     func findPage(_ number: Int, size: Int) -> Future<Page<Entity>, ServiceError>
     /// Page `number` (from 1) of `size` entities among those matching `query`.
     func findPage(_ number: Int, size: Int, query: Query) -> Future<Page<Entity>, ServiceError>
-    /// The page at `address` (a number, the server's `next` URL or a cursor), which is
-    /// page `number` of the listing, among the entities matching `query`.
-    func findPage(at address: PageAddress, number: Int, size: Int, query: Query)
-        -> Future<Page<Entity>, ServiceError>
     /// Every page of `size` entities, in order, ending after the last.
     func pages(size: Int) -> PageSequence<Entity>
     /// Every page of `size` entities matching `query`, in order, ending after the last.

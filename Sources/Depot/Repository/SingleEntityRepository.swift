@@ -6,7 +6,7 @@
 ///     let backend: any Backend
 ///     let name = "profile"
 /// }
-/// let profile = try await ProfileRepository(backend: backend).fetch().value
+/// let profile = try await ProfileRepository(backend: backend).find().value
 /// ```
 public protocol SingleEntityRepository: BackendClient {
     /// The object's type.
@@ -16,21 +16,21 @@ public protocol SingleEntityRepository: BackendClient {
     var name: String { get }
 
     /// Reads the object: `GET /name`.
-    func fetch() -> Future<Entity, ServiceError>
+    func find() -> Future<Entity, ServiceError>
     /// Replaces the object: `PUT /name`.
-    func replace(_ entity: Entity) -> Future<Entity, ServiceError>
+    func update(_ entity: Entity) -> Future<Entity, ServiceError>
     /// Changes only the fields in `changes`: `PATCH /name`.
     func patch<Changes: Encodable & Sendable>(with changes: Changes) -> Future<Entity, ServiceError>
 }
 
 extension SingleEntityRepository {
     /// Reads the object: `GET /name`.
-    public func fetch() -> Future<Entity, ServiceError> {
+    public func find() -> Future<Entity, ServiceError> {
         request(.get, [name])
     }
 
     /// Replaces the object: `PUT /name`.
-    public func replace(_ entity: Entity) -> Future<Entity, ServiceError> {
+    public func update(_ entity: Entity) -> Future<Entity, ServiceError> {
         request(.put, [name], body: .json(entity))
     }
 

@@ -36,9 +36,8 @@ final class OutboxReplayer: @unchecked Sendable {
 
     /// The outbox whose entries this sends.
     let outbox: Outbox
-    // Guarded by `lock`: read and change only through `withFields`.
-    private var state = Fields()
-    private let lock = NSLock()
+    /// Read and changed only through `withFields`.
+    private let state = Locked(Fields())
     /// Where failed writes are committed, off the thread that delivered the failure.
     private let queue = DispatchQueue(label: "depot.offline.outbox")
 
@@ -330,8 +329,6 @@ final class OutboxReplayer: @unchecked Sendable {
     static let undecidedClientStatuses: Set<Int> = [401, 407, 408, 421, 425, 429]
 
     private func withFields<T>(_ body: (inout Fields) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
+        state.withLock(body)
     }
 }

@@ -37,9 +37,7 @@ final class ResponseWriter: @unchecked Sendable {
     private let queue: DispatchQueue
     /// The store's connection, for writing recency when no response waits.
     private let database: SQLiteDatabase
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var state = Waiting()
+    private let state = Locked(Waiting())
 
     private let delay: DispatchTimeInterval
 
@@ -214,8 +212,6 @@ final class ResponseWriter: @unchecked Sendable {
     }
 
     private func withState<T>(_ body: (inout Waiting) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
+        state.withLock(body)
     }
 }

@@ -38,22 +38,20 @@ public enum OutboxEvent: Sendable, Hashable {
 }
 
 /// The subscribers of ``Outbox/events``: each gets every event emitted after it subscribed.
-final class OutboxEventHub: @unchecked Sendable {
-    // Guarded by `lock`.
-    private var subscribers: [Int: AsyncStream<OutboxEvent>.Continuation] = [:]
-    private var nextID = 0
-    private let lock = NSLock()
+final class OutboxEventHub: Sendable {
+    /// The streams fed, by subscription number, and the next number to give.
+    private let subscribers = Locked((streams: [Int: AsyncStream<OutboxEvent>.Continuation](), nextID: 0))
 
     /// A new stream, fed from now on, holding up to `limit` unread events (the oldest are
     /// dropped past that); unsubscribed when its consumer stops.
     func subscribe(bufferingNewest limit: Int) -> AsyncStream<OutboxEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: OutboxEvent.self, bufferingPolicy: .bufferingNewest(limit))
-        lock.lock()
-        let id = nextID
-        nextID += 1
-        subscribers[id] = continuation
-        lock.unlock()
+        let id = subscribers.withLock { state in
+            defer { state.nextID += 1 }
+            state.streams[state.nextID] = continuation
+            return state.nextID
+        }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
         return stream
     }
@@ -61,24 +59,20 @@ final class OutboxEventHub: @unchecked Sendable {
     /// Feeds `event` to every subscriber. Callers emit under the store's lock, so every
     /// subscriber sees the events in the order the store changed.
     func emit(_ event: OutboxEvent) {
-        lock.lock()
-        let current = subscribers.isEmpty ? [] : Array(subscribers.values)
-        lock.unlock()
+        let current = subscribers.withLock { $0.streams.isEmpty ? [] : Array($0.streams.values) }
         for continuation in current { continuation.yield(event) }
     }
 
     /// Ends every subscriber's stream (the outbox is gone: no event can follow).
     func finishAll() {
-        lock.lock()
-        let current = Array(subscribers.values)
-        subscribers = [:]
-        lock.unlock()
+        let current = subscribers.withLock { state in
+            defer { state.streams = [:] }
+            return Array(state.streams.values)
+        }
         for continuation in current { continuation.finish() }
     }
 
     private func unsubscribe(_ id: Int) {
-        lock.lock()
-        subscribers[id] = nil
-        lock.unlock()
+        subscribers.withLock { $0.streams[id] = nil }
     }
 }

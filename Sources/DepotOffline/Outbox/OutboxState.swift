@@ -25,12 +25,9 @@ final class OutboxState: @unchecked Sendable {
         weak var replayer: OutboxReplayer?
     }
 
-    private var fields = Fields()
-    private let lock = NSLock()
+    private let fields = Locked(Fields())
 
     func withLock<T>(_ body: (inout Fields) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&fields)
+        fields.withLock(body)
     }
 }

@@ -19,7 +19,7 @@ struct InMemoryPagingStylesTests {
         for try await page in PagingServer.repository(style, backend: backend).pages(size: size) {
             numbers.append(page.number)
             ids += page.items.map(\.id)
-            #expect(page.items.count == size || page.isLast)
+            #expect(page.items.count == size || !page.hasNext)
         }
         let pageCount = (100 + size - 1) / size
         #expect(ids == Array(1...100))
@@ -60,7 +60,7 @@ struct InMemoryPagingStylesTests {
         #expect(second.number == 2 && second.hasPrevious)
         let past = try await posts.findPage(11, size: 10).value
         #expect(past.items.isEmpty)
-        #expect(past.isLast)
+        #expect(!past.hasNext)
         #expect(past.nextAddress == nil)
     }
 

@@ -151,7 +151,7 @@ struct PageSequenceTests {
         #expect(page.number == 3)
         let requests = backend.requests.count
         let after = try await posts.findPage(after: page).value
-        #expect(after.items.isEmpty && after.isLast && after.number == 4)
+        #expect(after.items.isEmpty && !after.hasNext && after.number == 4)
         #expect(backend.requests.count == requests)
     }
 

@@ -38,16 +38,16 @@ struct CustomEndpointTests {
         let backend = try InMemoryBackend(
             database: Data(#"{"profile": {"name": "Ada", "theme": "dark"}}"#.utf8))
         let profile = ProfileRepository(backend: backend)
-        #expect(try await profile.fetch().value == Profile(name: "Ada", theme: "dark"))
+        #expect(try await profile.find().value == Profile(name: "Ada", theme: "dark"))
         #expect(backend.requests.last?.path == "profile")
 
-        #expect(try await profile.replace(Profile(name: "Grace", theme: "light")).value.name == "Grace")
+        #expect(try await profile.update(Profile(name: "Grace", theme: "light")).value.name == "Grace")
         #expect(backend.requests.last?.method == .put)
 
         #expect(
             try await profile.patch(with: ["theme": "sepia"]).value == Profile(name: "Grace", theme: "sepia"))
         #expect(backend.requests.last?.method == .patch)
-        #expect(try await profile.fetch().value == Profile(name: "Grace", theme: "sepia"))
+        #expect(try await profile.find().value == Profile(name: "Grace", theme: "sepia"))
     }
 
     @Test("an envelope is unwrapped, and a missing one is .decoding naming the key")

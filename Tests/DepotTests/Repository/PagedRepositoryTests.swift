@@ -15,7 +15,7 @@ struct PagedRepositoryTests {
         #expect(page.pageCount == 10)
         #expect(page.hasNext)
         #expect(page.hasPrevious)
-        #expect(page.next != nil)
+        #expect(page.links[rel: "next"] != nil)
         #expect(page.links[rel: "last"] != nil)
 
         let request = try #require(backend.requests.last)
@@ -40,7 +40,7 @@ struct PagedRepositoryTests {
     func pastTheEnd() async throws {
         let page = try await PostRepository(backend: try Seed.placeholder()).findPage(11, size: 10).value
         #expect(page.items.isEmpty)
-        #expect(page.isLast)
+        #expect(!page.hasNext)
         #expect(page.total == 100)
     }
 

@@ -45,7 +45,7 @@ enum LinkHeaderTarget {
             let result = harness.outcome(posts.findPage(1, size: 10), label)
             expectDecoded(result, label, harness)
             guard case .success(let first) = result else { continue }
-            _ = first.next
+            _ = first.nextAddress
             _ = first.pageCount
             guard first.hasNext else { continue }
             let second = harness.outcome(posts.findPage(after: first), "\(label) next")
