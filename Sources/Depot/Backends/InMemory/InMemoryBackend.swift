@@ -197,7 +197,8 @@ public final class InMemoryBackend: Backend, Sendable {
 
     /// Fails every request with `error` and no response until ``stopFailing()``: the
     /// network taken away, as in airplane mode. The requests are logged in ``requests``,
-    /// as with ``failNext(_:with:)``.
+    /// as with ``failNext(_:with:)``. With a ``latency``, a request fails or is served as
+    /// the backend stands when its answer is due.
     ///
     /// ```swift
     /// backend.failAll(with: .noConnection)
