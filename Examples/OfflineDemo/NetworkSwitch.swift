@@ -2,7 +2,9 @@ import Depot
 import Foundation
 
 /// The demo's network: it reaches `server` while on, and fails every request with
-/// `.noConnection` while off, as a device in airplane mode does.
+/// `.noConnection` while off, as a device in airplane mode does. (A test on an
+/// `InMemoryBackend` alone writes `backend.failAll(with: .noConnection)` instead; this
+/// switch also cuts a real server given with `--base-url`.)
 final class NetworkSwitch: Backend, @unchecked Sendable {
     private let server: any Backend
     private let lock = NSLock()

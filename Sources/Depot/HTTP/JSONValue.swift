@@ -112,3 +112,11 @@ extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
+
+extension JSONValue {
+    /// An object of `members`, `nil` ones written as `null`: the body of a `PATCH` spelled
+    /// as a dictionary literal (`["title": "a", "summary": nil]`).
+    init(_ members: [String: JSONValue?]) {
+        self = .object(members.mapValues { $0 ?? .null })
+    }
+}

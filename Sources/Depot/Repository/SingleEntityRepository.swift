@@ -38,4 +38,14 @@ extension SingleEntityRepository {
     public func patch<Changes: Encodable & Sendable>(with changes: Changes) -> Future<Entity, ServiceError> {
         request(.patch, [name], body: .json(changes))
     }
+
+    /// Merges the fields of a dictionary literal into the object: `PATCH /name`. Values may
+    /// mix JSON literals, and `nil` sends `null`.
+    ///
+    /// ```swift
+    /// profile.patch(with: ["name": "Ada", "age": 36, "nickname": nil])
+    /// ```
+    public func patch(with changes: [String: JSONValue?]) -> Future<Entity, ServiceError> {
+        patch(with: JSONValue(changes))
+    }
 }

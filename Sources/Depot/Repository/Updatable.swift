@@ -37,4 +37,25 @@ extension Updatable {
     > {
         patch(entity.id, with: changes)
     }
+
+    /// Merges the fields of a dictionary literal into the stored entity: `PATCH /name/:id`.
+    /// Values may mix JSON literals (strings, numbers, booleans, arrays, objects), and `nil`
+    /// sends `null`, which clears the field.
+    ///
+    /// ```swift
+    /// posts.patch(1, with: ["title": "a", "views": 3, "draft": true, "summary": nil])
+    /// ```
+    public func patch(_ id: Entity.ID, with changes: [String: JSONValue?]) -> Future<Entity, ServiceError> {
+        patch(id, with: JSONValue(changes))
+    }
+
+    /// Merges the fields of a dictionary literal into the stored `entity`: `PATCH /name/:id`
+    /// with the entity's id; `nil` sends `null`.
+    ///
+    /// ```swift
+    /// let renamed = try await posts.patch(post, with: ["title": "New title", "summary": nil]).value
+    /// ```
+    public func patch(_ entity: Entity, with changes: [String: JSONValue?]) -> Future<Entity, ServiceError> {
+        patch(entity.id, with: JSONValue(changes))
+    }
 }

@@ -65,7 +65,8 @@ import Foundation
 /// `a%2Fb%3Fc`) is one id and never reaches another collection.
 ///
 /// Every request, failed or not, is logged in ``requests``. ``failNext(_:status:headers:body:)``
-/// and ``latency`` inject faults; ``route(_:_:handler:)`` stubs endpoints or serves
+/// (a status), ``failNext(_:with:)`` and ``failAll(with:)`` (no response: the network taken
+/// away, until ``stopFailing()``) and ``latency`` inject faults; ``route(_:_:handler:)`` stubs endpoints or serves
 /// state-dependent ones. The backend is thread-safe.
 ///
 /// With no ``latency`` (the default), a request is answered synchronously on the
@@ -176,7 +177,42 @@ public final class InMemoryBackend: Backend, Sendable {
     /// ["Retry-After": "2"])` is a ``ServiceError/serviceUnavailable(_:retryAfter:)``.
     /// Calling again queues more faults after those pending.
     public func failNext(_ count: Int, status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
-        store.failNext(count, response: BackendResponse(status: status, headers: headers, body: body))
+        store.failNext(count, .response(BackendResponse(status: status, headers: headers, body: body)))
+    }
+
+    /// Fails the next `count` requests with `error` and no response, as a network that is
+    /// down does (they change nothing); then normal service resumes. Meant for transport
+    /// errors: ``ServiceError/noConnection``, ``ServiceError/cannotConnect``,
+    /// ``ServiceError/timedOut`` (which `DepotOffline` treats as offline, unlike any status).
+    /// Like ``failNext(_:status:headers:body:)``, the requests are logged in ``requests``
+    /// (they left the app; the network lost them), and calling again queues more faults
+    /// after those pending.
+    ///
+    /// ```swift
+    /// backend.failNext(2, with: .noConnection)
+    /// ```
+    public func failNext(_ count: Int, with error: ServiceError) {
+        store.failNext(count, .transport(error))
+    }
+
+    /// Fails every request with `error` and no response until ``stopFailing()``: the
+    /// network taken away, as in airplane mode. The requests are logged in ``requests``,
+    /// as with ``failNext(_:with:)``. With a ``latency``, a request fails or is served as
+    /// the backend stands when its answer is due.
+    ///
+    /// ```swift
+    /// backend.failAll(with: .noConnection)
+    /// // … reads served from the offline store, writes queued …
+    /// backend.stopFailing()
+    /// ```
+    public func failAll(with error: ServiceError) {
+        store.failAll(with: error)
+    }
+
+    /// Ends ``failAll(with:)`` and drops the faults ``failNext(_:with:)`` and
+    /// ``failNext(_:status:headers:body:)`` left pending: the next request is served.
+    public func stopFailing() {
+        store.failAll(with: nil)
     }
 
     /// A snapshot of the records of `collection`, in order, for assertions; empty when

@@ -21,7 +21,8 @@ final class InMemoryStore: @unchecked Sendable {
     // exclusivity checks, a runtime call per access on every request, are left out.
     @exclusivity(unchecked) private var database: Database
     @exclusivity(unchecked) private var log = RequestLog()
-    @exclusivity(unchecked) private var faults: [(remaining: Int, response: BackendResponse)] = []
+    @exclusivity(unchecked) private var faults: [(remaining: Int, fault: Fault)] = []
+    @exclusivity(unchecked) private var standingFault: ServiceError?
     @exclusivity(unchecked) private var routes: [Route] = []
     @exclusivity(unchecked) private var base: BaseLocation
     private var baseURLValue: URL
@@ -63,9 +64,26 @@ final class InMemoryStore: @unchecked Sendable {
         locked { log = RequestLog() }
     }
 
-    func failNext(_ count: Int, response: BackendResponse) {
+    /// What an injected fault answers a request with.
+    enum Fault {
+        /// A response, classified as usual.
+        case response(BackendResponse)
+        /// A failure before any response, as the network's.
+        case transport(ServiceError)
+    }
+
+    func failNext(_ count: Int, _ fault: Fault) {
         guard count > 0 else { return }
-        locked { faults.append((count, response)) }
+        locked { faults.append((count, fault)) }
+    }
+
+    /// Fails every request with `error` (or, for `nil`, stops doing so and drops the pending
+    /// faults).
+    func failAll(with error: ServiceError?) {
+        locked {
+            standingFault = error
+            if error == nil { faults.removeAll() }
+        }
     }
 
     func add(_ route: Route) {
@@ -96,7 +114,7 @@ final class InMemoryStore: @unchecked Sendable {
         }
     }
 
-    /// The outcome of `request`: a pending fault, else the first matching route,
+    /// The outcome of `request`: ``failAll(with:)``'s error, else a pending fault, else the first matching route,
     /// else json-server's behaviour, with json-server's `ETag` or `304` (``ConditionalGET``);
     /// classified by ``ServiceError/init(response:for:)``.
     func answer(_ request: BackendRequest, body: ParsedBody) -> Result<BackendResponse, ServiceError> {
@@ -109,9 +127,12 @@ final class InMemoryStore: @unchecked Sendable {
         BackendResponse, ServiceError
     > {
         var response: BackendResponse
-        if let fault = takeFault() {
+        switch takeFault() {
+        case .transport(let error)?:
+            return .failure(error)
+        case .response(let fault)?:
             response = fault
-        } else {
+        case nil:
             do throws(ServiceError) {
                 response = try respond(request, body: body)
             } catch {
@@ -157,12 +178,13 @@ final class InMemoryStore: @unchecked Sendable {
         }
     }
 
-    private func takeFault() -> BackendResponse? {
+    private func takeFault() -> Fault? {
+        if let standingFault { return .transport(standingFault) }
         guard !faults.isEmpty else { return nil }
-        let response = faults[0].response
+        let fault = faults[0].fault
         faults[0].remaining -= 1
         if faults[0].remaining <= 0 { faults.removeFirst() }
-        return response
+        return fault
     }
 }
 
