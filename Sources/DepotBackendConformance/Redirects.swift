@@ -1,4 +1,4 @@
-import Depot
+@_spi(BackendSupport) import Depot
 import Foundation
 import Testing
 

@@ -42,6 +42,7 @@ extension BackendRequest {
     /// streams it.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` naming the file otherwise.
+    @_spi(BackendSupport)
     public static func size(ofBodyFile url: URL) throws(ServiceError) -> Int64 {
         guard url.isFileURL else {
             throw .invalidRequest("the body file \(url.absoluteString.prefix(200)) is not a file URL")

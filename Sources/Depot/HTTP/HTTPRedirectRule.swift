@@ -35,6 +35,7 @@ import Foundation
 ///   same method; either fails as ``ServiceError/transport(code:description:)`` with
 ///   ``tooManyRedirectsCode`` (`URLError.Code.httpTooManyRedirects`, -1007), as
 ///   `URLSession` reports a redirect loop.
+@_spi(BackendSupport)
 public struct HTTPRedirectRule: Sendable {
     /// The header fields that carry credentials and stay with their origin:
     /// `Authorization`, `Proxy-Authorization` and `Cookie`.

@@ -29,6 +29,7 @@ import Foundation
 /// base URL that is not `http` or `https` with a host, a path on another origin and a URL
 /// that does not parse all throw ``ServiceError/invalidRequest(_:)`` before anything is
 /// sent.
+@_spi(BackendSupport)
 public struct HTTPRequestPreparation: Sendable {
     /// The URL relative paths are resolved against.
     public let baseURL: URL
@@ -123,6 +124,7 @@ public struct HTTPRequestPreparation: Sendable {
 
 /// A request as it goes out on the wire, made by ``HTTPRequestPreparation/prepare(_:)``:
 /// an absolute URL, a method, every header field (defaults included) and the body.
+@_spi(BackendSupport)
 public struct PreparedHTTPRequest: Sendable, Equatable {
     /// The absolute `http` or `https` URL, query included.
     public var url: URL

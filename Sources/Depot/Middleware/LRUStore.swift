@@ -109,16 +109,19 @@ struct LRUStore<Key: Hashable, Value> {
         totalCost = 0
     }
 
-    /// The keys from the most to the least recently used (for tests).
-    var keysByRecency: [Key] {
-        var keys: [Key] = []
-        var slot = newest
-        while slot >= 0, let entry = slots[slot] {
-            keys.append(entry.key)
-            slot = entry.older
+    #if DEBUG
+        /// The keys from the most to the least recently used: for the tests of the order,
+        /// compiled out of release builds.
+        var keysByRecency: [Key] {
+            var keys: [Key] = []
+            var slot = newest
+            while slot >= 0, let entry = slots[slot] {
+                keys.append(entry.key)
+                slot = entry.older
+            }
+            return keys
         }
-        return keys
-    }
+    #endif
 
     private mutating func moveToFront(_ slot: Int) {
         guard slot != newest, let entry = slots[slot] else { return }

@@ -95,9 +95,9 @@ public struct RetryPolicy: Sendable {
     /// -3000 to -3005): a disk that refuses a download, not the network.
     static let localFileCodes: ClosedRange<Int> = -3005 ... -3000
 
-    /// Whether `error` may go away on another attempt (regardless of the method and of
-    /// the attempts left).
-    public func isRetryable(_ error: ServiceError) -> Bool {
+    /// Whether this policy tries again after `error`, which may go away on another attempt
+    /// (the request's own ``BackendRequest/isRetryable`` and the attempts left aside).
+    public func retries(after error: ServiceError) -> Bool {
         switch error {
         case .timedOut: return retryableFailures.contains(.timedOut)
         case .cannotConnect: return retryableFailures.contains(.cannotConnect)
@@ -117,7 +117,7 @@ public struct RetryPolicy: Sendable {
     /// error: it is not retryable, no attempts are left, or the server's `Retry-After`
     /// is longer than ``maxRetryAfter``.
     public func delay(afterAttempt attempt: Int, failure error: ServiceError) -> TimeInterval? {
-        guard attempt < maxAttempts, isRetryable(error) else { return nil }
+        guard attempt < maxAttempts, retries(after: error) else { return nil }
         if case .serviceUnavailable(_, let retryAfter?) = error {
             return retryAfter <= maxRetryAfter ? max(0, retryAfter) : nil
         }

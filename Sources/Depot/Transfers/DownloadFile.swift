@@ -24,6 +24,7 @@ import Foundation
 /// which a file written through ``write(_:)`` keeps), and are never opened through a symbolic link: a link
 /// planted at a resumable download's partial or validator path fails the download with
 /// ``ServiceError/invalidRequest(_:)`` and stays as it is, its target untouched.
+@_spi(BackendSupport)
 public final class DownloadFile: Sendable {
     /// The destination, as the request gave it.
     public let destination: DownloadDestination

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Depot
+@_spi(BackendSupport) @testable import Depot
 
 /// The one origin rule: every layer that decides whether a URL is the backend's own
 /// (and so may carry its credentials) judges the same URL the same way.

@@ -63,16 +63,16 @@ struct RetryPolicyTests {
         (.unexpectedStatus(failure(302)), false),
     ])
     func defaultsRetryOnlyTransientFailures(error: ServiceError, retryable: Bool) {
-        #expect(RetryPolicy().isRetryable(error) == retryable)
+        #expect(RetryPolicy().retries(after: error) == retryable)
     }
 
     @Test func statusesAndFailuresAreConfigurable() {
         let policy = RetryPolicy(retryableStatuses: [501], retryableFailures: [.noConnection])
 
-        #expect(policy.isRetryable(.serverError(Self.failure(501))))
-        #expect(!policy.isRetryable(.serverError(Self.failure(500))))
-        #expect(policy.isRetryable(.noConnection))
-        #expect(!policy.isRetryable(.timedOut))
+        #expect(policy.retries(after: .serverError(Self.failure(501))))
+        #expect(!policy.retries(after: .serverError(Self.failure(500))))
+        #expect(policy.retries(after: .noConnection))
+        #expect(!policy.retries(after: .timedOut))
     }
 
     @Test func retryAfterTakesPrecedenceOverBackoffWithoutJitter() {

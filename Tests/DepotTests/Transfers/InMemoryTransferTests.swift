@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Depot
+@_spi(BackendSupport) @testable import Depot
 
 /// Transfers on ``InMemoryBackend``: uploads from files, downloads to files, progress,
 /// and the failures a download must leave no file behind for. The same rules run over
@@ -489,11 +489,14 @@ struct PhotoFiles: BackendClient {
     func diskErrorsAreNotRetried() {
         let policy = RetryPolicy()
         #expect(
-            !policy.isRetryable(
-                .transport(code: URLError.Code.cannotWriteToFile.rawValue, description: "full")))
-        #expect(!policy.isRetryable(.transport(code: URLError.Code.cannotMoveFile.rawValue, description: "")))
+            !policy.retries(
+                after:
+                    .transport(code: URLError.Code.cannotWriteToFile.rawValue, description: "full")))
         #expect(
-            policy.isRetryable(
-                .transport(code: URLError.Code.networkConnectionLost.rawValue, description: "")))
+            !policy.retries(after: .transport(code: URLError.Code.cannotMoveFile.rawValue, description: "")))
+        #expect(
+            policy.retries(
+                after:
+                    .transport(code: URLError.Code.networkConnectionLost.rawValue, description: "")))
     }
 }

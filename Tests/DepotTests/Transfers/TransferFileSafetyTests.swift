@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Depot
+@_spi(BackendSupport) @testable import Depot
 
 /// The files Depot writes for a transfer are the user's alone and never written or read
 /// through a symbolic link; multipart temporaries a killed process left are swept.

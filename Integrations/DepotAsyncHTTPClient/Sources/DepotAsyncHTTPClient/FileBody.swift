@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Depot
+@_spi(BackendSupport) import Depot
 import Foundation
 import NIOCore
 
