@@ -18,8 +18,9 @@ other modules' types, `<module>@*.symbols.json`) and every Markdown file of the 
   (`Equatable`'s `!=`, …) are left out: DocC files them under the protocol's default
   implementations by itself.
 
-Prints the share of each; exits 1 when a type is not curated or fewer than 80% of the
-members are.
+Curation is by topic, not by a share: exits 1 when a public type is under no topic, or when
+an extension page (`Extensions/*.md`) lists fewer than two members (a page that lists one
+method adds nothing to DocC's own arrangement). Prints the share of members curated.
 """
 
 import json
@@ -29,7 +30,7 @@ from pathlib import Path
 
 TYPE_KINDS = {"swift.struct", "swift.class", "swift.enum", "swift.protocol", "swift.typealias", "swift.actor"}
 LINK = re.compile(r"``([^`]+)``")
-MEMBER_SHARE = 0.80
+MIN_PAGE_ENTRIES = 2
 
 
 def load_symbols(module, folder):
@@ -116,8 +117,15 @@ def main():
     if show:
         for path in uncurated_members:
             print(f"  member not under a topic: {'/'.join(path)}")
-    if uncurated_types or member_share < MEMBER_SHARE:
-        print(f"error: every public type and at least {MEMBER_SHARE:.0%} of the members must be curated", file=sys.stderr)
+    thin_pages = []
+    for page in sorted((catalog / "Extensions").glob("*.md")):
+        entries = [line for line in page.read_text().splitlines() if line.startswith("- ``")]
+        if len(entries) < MIN_PAGE_ENTRIES:
+            thin_pages.append(page.name)
+            print(f"  extension page listing fewer than {MIN_PAGE_ENTRIES} members: {page.name}")
+    if uncurated_types or thin_pages:
+        print("error: every public type must be under a topic, and every extension page must "
+              f"list at least {MIN_PAGE_ENTRIES} members", file=sys.stderr)
         sys.exit(1)
 
 

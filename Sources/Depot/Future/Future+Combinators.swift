@@ -57,7 +57,7 @@ extension Future {
     }
 
     /// Jayme's name for ``flatMap(_:)``, kept so code moving from Jayme reads as it did
-    /// (see <doc:MigratingFromJayme>); new code says `flatMap`.
+    /// (see the article Migrating from Jayme); new code says `flatMap`.
     @inlinable
     public func andThen<NewValue: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Future<NewValue, Failure>
