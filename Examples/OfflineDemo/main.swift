@@ -61,6 +61,10 @@ print("  writes waiting in the outbox: \(waiting.count)")
 print("\n== 2. Online")
 network.isOn = true
 await readPosts("GET /posts?userId=1")
+if !(server is URLSessionBackend) {
+    print("  (each run starts a new in-memory server: the posts an earlier run created are in")
+    print("   the saved answer above, not on this server)")
+}
 
 print("\n== 3. The network goes away")
 network.isOn = false
