@@ -306,16 +306,14 @@ public final class InMemoryBackend: Backend, Sendable {
 
 /// Lets exactly one of a delayed answer (or a transfer's end) and a cancellation complete a
 /// request.
-final class CompletionLatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = false
+final class CompletionLatch: Sendable {
+    private let claimed = Locked(false)
 
     /// `true` for the first caller only.
     func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if claimed { return false }
-        claimed = true
-        return true
+        claimed.withLock { claimed in
+            defer { claimed = true }
+            return !claimed
+        }
     }
 }
