@@ -16,19 +16,22 @@ struct Origin: Sendable, Hashable, CustomStringConvertible {
 
     /// The origin of `components`, or `nil` when they have no scheme or no host.
     init?(_ components: URLComponents) {
-        guard let scheme = components.scheme?.lowercased(), !scheme.isEmpty,
-            var host = components.host?.lowercased(), !host.isEmpty
+        self.init(scheme: components.scheme, host: components.host, port: components.port)
+    }
+
+    /// The origin of `url`, or `nil` when it has no scheme or no host. Read from the URL's
+    /// own parts, with no second parse: every request's redirects ask for it.
+    init?(_ url: URL) {
+        self.init(scheme: url.scheme, host: url.host, port: url.port)
+    }
+
+    private init?(scheme: String?, host: String?, port: Int?) {
+        guard let scheme = scheme?.lowercased(), !scheme.isEmpty, var host = host?.lowercased(), !host.isEmpty
         else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         self.scheme = scheme
         self.host = host
-        self.port = components.port ?? Self.defaultPort(of: scheme)
-    }
-
-    /// The origin of `url`, or `nil` when it has no scheme or no host.
-    init?(_ url: URL) {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
-        self.init(components)
+        self.port = port ?? Self.defaultPort(of: scheme)
     }
 
     /// Whether the scheme is `http` or `https`: the only ones a backend sends to.

@@ -28,7 +28,7 @@ struct RequestTarget {
         }
         let reference = PathReference(request.path, scheme: base.scheme)
         let path = reference.path
-        let query = (reference.query.isEmpty ? [] : QueryString.parse(reference.query)) + request.query
+        let query = QueryString.parse(reference.query) + request.query
 
         let relative: Substring
         if let absolute = reference.absoluteURL {
