@@ -107,7 +107,7 @@ let listener = Task {
         case .kept(let entry, let error):
             print("  kept \(entry.method.rawValue) /\(entry.path): \(error.localizedDescription)")
             reported += 1
-        case .queued, .discarded:
+        case .queued, .discarded, .created:
             break
         }
         if reported == pending { break }

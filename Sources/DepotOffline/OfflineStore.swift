@@ -187,6 +187,7 @@ public final class OfflineStore: Sendable {
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute("DELETE FROM answers")
                 try connection.execute("DELETE FROM outbox")
+                try connection.execute("DELETE FROM id_map")
             }
             outbox.didRemoveAll()
             // Rewrite the file without the freed pages, then empty the log that held them.

@@ -19,7 +19,7 @@ enum StoreSchema {
     static let applicationID: Int32 = 0x4470_6F74
 
     /// Every step, in order; the last one's version is the current schema version.
-    static let migrations: [SchemaMigration] = [version1, version2, version3, version4]
+    static let migrations: [SchemaMigration] = [version1, version2, version3, version4, version5]
 
     /// The current schema version.
     static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -139,6 +139,31 @@ enum StoreSchema {
                 headers BLOB NOT NULL,
                 body BLOB NOT NULL,
                 decided_at REAL NOT NULL
+            );
+            """
+    )
+
+    /// Local-first: the ids of records created offline.
+    ///
+    /// - `outbox.local_id`: a queued create's local id, as JSON (`-1`, `"local-…"`).
+    /// - `local_ids`: the last negative id given out (`0` before the first), so that local ids
+    ///   stay unique in the store for as long as it lives.
+    /// - `id_map`: the id the server gave each record created offline (JSON, by the local id's
+    ///   JSON), written in the transaction that removes the sent create, so entries behind it
+    ///   are rewritten after any crash.
+    static let version5 = SchemaMigration(
+        version: 5,
+        sql: """
+            ALTER TABLE outbox ADD COLUMN local_id TEXT;
+            CREATE TABLE local_ids (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                last INTEGER NOT NULL
+            );
+            INSERT INTO local_ids (id, last) VALUES (1, 0);
+            CREATE TABLE id_map (
+                local_id TEXT PRIMARY KEY NOT NULL,
+                server_id TEXT NOT NULL,
+                resource TEXT NOT NULL
             );
             """
     )

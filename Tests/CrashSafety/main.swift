@@ -205,7 +205,7 @@ func replay(_ store: OfflineStore, to url: URL, output: Output) async {
                 output.line("sent \(entry.id) \(entry.idempotencyKey) \(response.status) \(replayed)")
             case .kept(let entry, let error):
                 output.line("kept \(entry.id) \(entry.idempotencyKey) \(error.statusCode ?? 0)")
-            case .queued, .discarded:
+            case .queued, .discarded, .created:
                 continue
             }
             reported.add()

@@ -153,13 +153,14 @@ func firstEvents(
 }
 
 extension OutboxEvent {
-    /// `queued`, `sent`, `kept` or `discarded`, with the entry's id: for comparing sequences.
+    /// `queued`, `sent`, `kept`, `discarded` or `created`, with the entry's id: for comparing sequences.
     var summary: String {
         switch self {
         case .queued(let entry): "queued \(entry.id)"
         case .sent(let entry, _): "sent \(entry.id)"
         case .kept(let entry, _): "kept \(entry.id)"
         case .discarded(let entry): "discarded \(entry.id)"
+        case .created(let entry, _, _): "created \(entry.id)"
         }
     }
 }

@@ -306,10 +306,12 @@ struct OutboxTests {
         _ = await store.outbox.replay()
         switchable.isDown = false
         #expect(await store.outbox.replay().sent == 3)
-        let expected = ids.map { "queued \($0)" } + ids.map { "sent \($0)" }
-        #expect(await firstEvents(6, of: first).map(\.summary) == expected)
-        #expect(await firstEvents(6, of: second).map(\.summary) == expected)
-        #expect(await firstEvents(3, of: late).map(\.summary) == ids.map { "sent \($0)" })
+        // Each create was queued with a local id: the server's id for it follows its `sent`.
+        let replayed = ids.flatMap { ["sent \($0)", "created \($0)"] }
+        let expected = ids.map { "queued \($0)" } + replayed
+        #expect(await firstEvents(9, of: first).map(\.summary) == expected)
+        #expect(await firstEvents(9, of: second).map(\.summary) == expected)
+        #expect(await firstEvents(6, of: late).map(\.summary) == replayed)
     }
 
     @Test("8 tasks × 100 writes while down: 800 entries, each task's order kept")

@@ -56,7 +56,7 @@ extension BackendResponse {
     }
 
     /// `headers` with the JSON `Content-Type` first, unless they set their own.
-    static func jsonHeaders(_ headers: HTTPHeaders = [:]) -> HTTPHeaders {
+    package static func jsonHeaders(_ headers: HTTPHeaders = [:]) -> HTTPHeaders {
         guard !headers.fields.isEmpty else { return plainJSONHeaders }
         var result = plainJSONHeaders
         result.merge(headers)

@@ -170,8 +170,7 @@ final class Database {
     /// - Throws: 404 when the collection or the record does not exist.
     func replace(in name: String, id: String, members: [String: JSONValue]) throws(Refusal) -> StoredRecord {
         let (collection, old) = try existing(name, id)
-        var members = members
-        members["id"] = old.member("id")
+        let members = JSONServerRules.replacing(id: old.member("id"), with: members)
         let record = StoredRecord(members: members)
         collection.replace(id: id, with: record, members: members)
         return record
@@ -183,10 +182,7 @@ final class Database {
     /// - Throws: 404 when the collection or the record does not exist.
     func patch(in name: String, id: String, changes: [String: JSONValue]) throws(Refusal) -> StoredRecord {
         let (collection, old) = try existing(name, id)
-        var members = old.members()
-        let storedID = members["id"]
-        members.merge(changes) { _, new in new }
-        members["id"] = storedID
+        let members = JSONServerRules.merging(changes, into: old.members())
         let record = StoredRecord(members: members)
         collection.replace(id: id, with: record, members: members)
         return record

@@ -133,6 +133,37 @@ struct JSONParser {
         }
     }
 
+    /// The byte ranges of the elements of the JSON array in `bytes`, each element skipped, not
+    /// built; `nil` when `bytes` is not an array. A listing's answer is scanned this way so
+    /// that only the members a rule reads are parsed.
+    static func elements(ofArray bytes: UnsafeRawBufferPointer) -> [Range<Int>]? {
+        var parser = JSONParser(bytes)
+        do throws(SyntaxError) {
+            parser.skipWhitespace()
+            guard parser.peek() == UInt8(ascii: "[") else { return nil }
+            parser.index += 1
+            parser.skipWhitespace()
+            var ranges: [Range<Int>] = []
+            if parser.peek() == UInt8(ascii: "]") {
+                parser.index += 1
+                try parser.expectEnd()
+                return ranges
+            }
+            while true {
+                parser.skipWhitespace()
+                let start = parser.index
+                try parser.skipValue()
+                ranges.append(start..<parser.index)
+                parser.skipWhitespace()
+                if try !parser.continueContainer(closing: UInt8(ascii: "]")) { break }
+            }
+            try parser.expectEnd()
+            return ranges
+        } catch {
+            return nil
+        }
+    }
+
     // MARK: - Database
 
     private mutating func parseDatabase() throws(SyntaxError) -> [(name: String, entry: DatabaseEntry)] {

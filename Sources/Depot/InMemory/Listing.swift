@@ -157,7 +157,7 @@ enum Listing {
 /// `_page` and `_limit`, as json-server's `getPage` reads them: the page number is
 /// at least 1, and a `_limit` that is missing, `0` or not a number is 10 (a
 /// negative one is kept, and slices as JavaScript's `Array.slice` does).
-private struct PageWindow {
+struct PageWindow {
     let number: Int
     let size: Int
     let total: Int
@@ -166,14 +166,18 @@ private struct PageWindow {
     private let end: Int
 
     init(query: JSONServerQuery, total: Int) {
-        number = max(JSText.parseInt(query.page) ?? 1, 1)
-        let limit = JSText.parseInt(query.limit) ?? 0
-        size = limit != 0 ? limit : 10
+        (number, size) = Self.numberAndSize(query)
         self.total = total
         let (start, overflowA) = (number - 1).multipliedReportingOverflow(by: size)
         let (end, overflowB) = number.multipliedReportingOverflow(by: size)
         self.end = overflowB ? (size > 0 ? Int.max : Int.min) : end
         range = overflowA || overflowB ? total..<total : Listing.slice(total, start: start, end: end)
+    }
+
+    /// The page number (at least 1) and size (`_limit`; 10 when missing, `0` or not a number).
+    static func numberAndSize(_ query: JSONServerQuery) -> (number: Int, size: Int) {
+        let limit = JSText.parseInt(query.limit) ?? 0
+        return (max(JSText.parseInt(query.page) ?? 1, 1), limit != 0 ? limit : 10)
     }
 
     /// `<…_page=1…>; rel="first", <…>; rel="prev", <…>; rel="next", <…>; rel="last"`:
@@ -222,6 +226,13 @@ struct SortKey {
             SortKey(
                 path: String(path), descending: orders.indices.contains(offset) && orders[offset] == "desc")
         }
+    }
+
+    /// `lhs` against `rhs` (a record's values at this key), negative when `lhs` comes first in
+    /// this key's order, zero when the key does not tell them apart.
+    func compare(_ lhs: JSONValue?, _ rhs: JSONValue?) -> Int {
+        let comparison = Value.compare(Value(lhs), Value(rhs))
+        return descending ? -comparison : comparison
     }
 
     /// A sort key's value in one record, as lodash's `compareAscending` ranks it:

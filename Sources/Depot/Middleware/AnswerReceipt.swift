@@ -33,6 +33,7 @@ public enum AnswerSource: Sendable, Hashable {
 public final class AnswerReceipt: Sendable {
     @TaskLocal private static var active: AnswerReceipt?
     private let sources = Locked<AnswerSource?>(nil)
+    private let pending = Locked(0)
 
     /// An empty receipt.
     public init() {}
@@ -41,6 +42,19 @@ public final class AnswerReceipt: Sendable {
     /// stored response was served (and when nothing was answered yet).
     public var source: AnswerSource {
         sources.withLock { $0 } ?? .network
+    }
+
+    /// How many writes not yet sent to the server were applied to the answers collected so
+    /// far: DepotOffline's `.offline(store)` answers reads as if the writes waiting in its
+    /// outbox had been applied (the user's own writes show at once). `0` when every answer is
+    /// the server's or the store's as it came.
+    ///
+    /// ```swift
+    /// let posts = try await receipt.collect { try await repository.findAll().value }
+    /// if receipt.pendingWrites > 0 { showBadge("\(receipt.pendingWrites) changes not yet sent") }
+    /// ```
+    public var pendingWrites: Int {
+        pending.withLock { $0 }
     }
 
     /// The receipt of the call being made now, if its caller collects one: read it when a
@@ -58,6 +72,13 @@ public final class AnswerReceipt: Sendable {
     /// collecting the sources of their answers (complete when each completion runs).
     public func collectStarts<T>(_ body: () throws -> T) rethrows -> T {
         try Self.$active.withValue(self) { try body() }
+    }
+
+    /// Notes that `count` writes not yet sent were applied to one answer (see
+    /// ``pendingWrites``).
+    public func record(pendingWrites count: Int) {
+        guard count > 0 else { return }
+        pending.withLock { $0 += count }
     }
 
     /// Notes one answer's source: a stored response makes the receipt ``AnswerSource/stored(savedAt:)``

@@ -92,14 +92,107 @@ public struct OfflineMiddleware: Middleware {
         // Files are not stored: a download's answer is on disk already, and an upload's
         // file may be gone by the time a replay would read it.
         if request.bodyFile != nil || request.destination != nil { return next(request) }
+        // A record created offline that has reached the server is asked for by the server's id.
+        let request = store.outbox.rewritingLocalIDs(request)
         switch request.method {
-        case .get: return read(request, next: next)
+        case .get: return readApplyingPendingWrites(request, next: next)
         case .post, .put, .patch, .delete:
             guard policy.queuesWrite(request), !policy.redaction.carriesSecretInURL(request) else {
                 return next(request)
             }
-            return store.replayer.send(request, through: next, policy: policy)
+            return write(request, next: next)
         default: return next(request)
+        }
+    }
+
+    /// A write, sent or queued by the outbox; with ``OfflinePolicy/answersQueuedWrites``, a
+    /// queued one answered as if the server had applied it.
+    private func write(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        let sent = store.replayer.send(request, through: next, policy: policy)
+        guard policy.answersQueuedWrites else { return sent }
+        let receipt = AnswerReceipt.current
+        return Future { [self] promise in
+            sent.start { result in
+                guard case .failure(.queued(let write)) = result else { return promise(result) }
+                receipt?.record(pendingWrites: 1)
+                promise(.success(localAnswer(to: request, queued: write)))
+            }
+        }
+    }
+
+    /// What a queued write answers in optimistic mode: `201` with the local record and a
+    /// `Location` of its local id for a create; `200` with the record as reads now show it
+    /// for `PUT` and `PATCH`; `200` with `{}` for `DELETE`.
+    private func localAnswer(to request: BackendRequest, queued write: QueuedWrite) -> BackendResponse {
+        var headers = BackendResponse.jsonHeaders()
+        switch request.method {
+        case .post:
+            if let id = JSONServerRules.idText(write.localID) {
+                headers["Location"] =
+                    StoredResponseKey.resource(of: request.path) + "/" + PathSegment.encode(id)
+            }
+            let record = write.localRecord.map { JSONServerRules.encode(value: $0) } ?? Data("{}".utf8)
+            return BackendResponse(status: 201, headers: headers, body: record)
+        case .put, .patch:
+            let read = BackendRequest(method: .get, path: request.path)
+            let key = StoredResponseKey(
+                method: .get, path: request.path, query: [], account: policy.account())
+            let stored = (try? responses.response(for: key)).map {
+                Result<BackendResponse, ServiceError>.success($0.response)
+            }
+            let writes = store.outbox.overlay().pending.writes(
+                toRecord: StoredResponseKey.resource(of: request.path))
+            if case .success(let response)? = Overlay.record(stored, writes: writes, request: read)?.result {
+                return response
+            }
+            return BackendResponse(status: 200, headers: headers, body: request.body ?? Data("{}".utf8))
+        default:
+            return BackendResponse(status: 200, headers: headers, body: Data("{}".utf8))
+        }
+    }
+
+    /// A `GET` answered as if the writes waiting in the outbox had been applied (see
+    /// ``Overlay``): a record created offline from its create, without asking the server;
+    /// anything else as ``read(_:next:)`` answers it, with the pending writes laid over.
+    private func readApplyingPendingWrites(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        let outbox = store.outbox
+        let resource = StoredResponseKey.resource(of: request.path)
+        // Nothing waits for this path: the read as it is (one lock).
+        guard outbox.overlay().pending.touches(resource) else { return read(request, next: next) }
+        let receipt = AnswerReceipt.current
+        let lay = {
+            @Sendable (answer: Result<BackendResponse, ServiceError>?) -> Result<
+                BackendResponse, ServiceError
+            >? in
+            // The writes still waiting when the answer is there (a replay may have sent some).
+            let pending = outbox.overlay().pending
+            let recordWrites = pending.writes(toRecord: resource)
+            var laid: Overlay.Laid?
+            if !recordWrites.isEmpty {
+                laid = Overlay.record(answer, writes: recordWrites, request: request)
+            } else if case .success(let response)? = answer {
+                let listWrites = pending.writes(toCollection: resource)
+                laid = Overlay.listing(response, query: request.query, writes: listWrites)
+            }
+            guard let laid else { return answer }
+            receipt?.record(pendingWrites: laid.applied)
+            return laid.result
+        }
+        // A record created offline: the server has not heard of it.
+        if let first = outbox.overlay().pending.writes(toRecord: resource).first, first.method == .post,
+            let local = lay(nil)
+        {
+            return Future(result: local)
+        }
+        let base = read(request, next: next)
+        return Future { promise in
+            base.start { result in promise(lay(result) ?? result) }
         }
     }
 

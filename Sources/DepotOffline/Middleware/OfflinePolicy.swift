@@ -40,6 +40,15 @@ public struct OfflinePolicy: Sendable {
     /// had to wait behind queued entries, ``Depot/ServiceError/invalidRequest(_:)`` saying
     /// the outbox is full (it is not sent ahead of them).
     public var maxQueuedWrites: Int
+    /// Whether a write that is queued answers its caller as if the server had applied it
+    /// (`false` by default: the caller's future fails with ``Depot/ServiceError/queued(_:)``).
+    ///
+    /// With `true`, a queued create succeeds with `201`, its local record (the object sent,
+    /// with its ``Depot/QueuedWrite/localID``) and a `Location` of the local id; a `PUT` or
+    /// `PATCH` with `200` and the record as reads now show it; a `DELETE` with `200` and `{}`.
+    /// The caller's ``Depot/AnswerReceipt/pendingWrites`` counts the write, so a UI can still
+    /// mark it unsent; ``Outbox/events`` reports what the server makes of it.
+    public var answersQueuedWrites: Bool
 
     /// A policy; the defaults store up to 50 MiB in 10,000 responses for one account, queue every
     /// write, up to 10,000, and keep ``Depot/Redaction/default``'s secrets out of the file.
@@ -51,8 +60,10 @@ public struct OfflinePolicy: Sendable {
         queuesWrite: @escaping @Sendable (BackendRequest) -> Bool = { _ in true },
         storesResponse: @escaping @Sendable (BackendRequest, BackendResponse) -> Bool = { _, _ in true },
         redaction: Redaction = .default,
-        maxQueuedWrites: Int = 10_000
+        maxQueuedWrites: Int = 10_000,
+        answersQueuedWrites: Bool = false
     ) {
+        self.answersQueuedWrites = answersQueuedWrites
         self.maxBytes = maxBytes
         self.maxEntries = maxEntries
         self.servesStoredResponsesOnServerError = servesStoredResponsesOnServerError

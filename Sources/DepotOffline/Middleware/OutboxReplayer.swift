@@ -272,7 +272,7 @@ final class OutboxReplayer: @unchecked Sendable {
                 break replaying
             }
             let result = await Self.$replaying.withValue(ObjectIdentifier(self)) {
-                await send(entry.request).result
+                await send(outbox.rewritingLocalIDs(entry.request)).result
             }
             do {
                 switch result {

@@ -5,7 +5,7 @@ import Foundation
 extension Outbox {
     static let columns = """
         id, position, method, path, query, headers, body, idempotency_key, created_at, state,
-            refused_status, refused_message, refused_body, refused_at
+            refused_status, refused_message, refused_body, refused_at, local_id
         """
 
     static let outcomeColumns = """
@@ -45,7 +45,8 @@ extension Outbox {
         return OutboxEntry(
             id: row.text(0), position: Int(row.integer(1)), method: method, path: row.text(3),
             query: query, headers: headers, body: body.isEmpty ? nil : body,
-            idempotencyKey: row.text(7), createdAt: Date(timeIntervalSince1970: row.real(8)), state: state)
+            idempotencyKey: row.text(7), createdAt: Date(timeIntervalSince1970: row.real(8)), state: state,
+            localID: row.isNull(14) ? nil : JSONServerRules.parse(Data(row.text(14).utf8)))
     }
 
     /// Records what became of `entry` (sent with `response`, or discarded without one) among

@@ -202,6 +202,7 @@ public final class Outbox: Sendable {
                 $0.queuedCount += 1
                 $0.keptCount -= 1
                 $0.held = false
+                $0.pending.add(entry, localIDs: $0.localIDs)
             }
             hub.emit(.queued(entry))
             return true
@@ -235,6 +236,7 @@ public final class Outbox: Sendable {
             state.withLock {
                 if removed.isQueued { $0.queuedCount -= 1 } else { $0.keptCount -= 1 }
                 $0.held = false
+                $0.pending.remove(removed.id)
             }
             hub.emit(.discarded(removed))
             return removed
@@ -364,7 +366,13 @@ public final class Outbox: Sendable {
         """
 
     /// Removes a sent entry (durably, with its outcome) and reports it.
+    ///
+    /// A create that held a local id has the server's id for it (from the answer's body, or
+    /// its `Location`) written in the same transaction, so the entries behind it are sent
+    /// with the server's id after any crash; ``OutboxEvent/created(_:localID:serverID:)``
+    /// follows the ``OutboxEvent/sent(_:_:)``.
     func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
+        let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
         try database.withConnection { connection throws(OfflineStoreError) in
             let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
                 try connection.execute(
@@ -372,11 +380,33 @@ public final class Outbox: Sendable {
                 guard connection.changes > 0 else { return false }
                 try Self.recordOutcome(
                     of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
+                if let localID = entry.localID, let serverID {
+                    try LocalIDs.record(
+                        localID, serverID, resource: StoredResponseKey.resource(of: entry.path),
+                        in: connection)
+                }
                 return true
             }
-            if removed { state.withLock { $0.queuedCount -= 1 } }
+            state.withLock {
+                if removed { $0.queuedCount -= 1 }
+                $0.pending.remove(entry.id)
+                if let localID = entry.localID, let serverID {
+                    $0.localIDs.map(localID, to: serverID)
+                    $0.pending = $0.pending.rewritten(by: $0.localIDs)
+                }
+            }
             hub.emit(.sent(entry, response))
+            if let localID = entry.localID, let serverID {
+                hub.emit(.created(entry, localID: localID, serverID: serverID))
+            }
         }
+    }
+
+    /// `request` with the local ids the server has named replaced by its ids (see
+    /// ``LocalIDs``): what a replay sends, and what a read or write through the middleware
+    /// asks for.
+    func rewritingLocalIDs(_ request: BackendRequest) -> BackendRequest {
+        overlay().localIDs.rewriting(request)
     }
 
     /// Keeps a refused entry (durably) with its refusal, and reports it.
@@ -403,6 +433,8 @@ public final class Outbox: Sendable {
             state.withLock {
                 $0.queuedCount -= 1
                 $0.keptCount += 1
+                // Refused: reads no longer show it (rolled back) until the app retries it.
+                $0.pending.remove(entry.id)
             }
             var kept = entry
             kept.state = .kept(refusal)
@@ -423,7 +455,44 @@ public final class Outbox: Sendable {
             $0.keptCount = Int(kept)
             $0.dataVersion = version
             $0.held = false
+            $0.pendingIsStale = true
         }
+    }
+
+    /// The queued writes as reads see them, and the ids the server named for records created
+    /// offline: from memory, read from the file again only after another connection changed
+    /// it (at most once per change).
+    func overlay() -> (pending: PendingWrites, localIDs: LocalIDs) {
+        let current = state.withLock { ($0.pendingIsStale, $0.pending, $0.localIDs) }
+        guard current.0 else { return (current.1, current.2) }
+        let path = database.path
+        let loaded = try? database.withConnection {
+            connection throws(OfflineStoreError) -> (PendingWrites, LocalIDs) in
+            try syncCounts(connection)
+            var localIDs = LocalIDs()
+            let pairs = try connection.query("SELECT local_id, server_id FROM id_map") { row in
+                (row.text(0), row.text(1))
+            }
+            for (local, server) in pairs {
+                if let local = JSONServerRules.parse(Data(local.utf8)),
+                    let server = JSONServerRules.parse(Data(server.utf8))
+                {
+                    localIDs.map(local, to: server)
+                }
+            }
+            let entries = try connection.query(
+                "SELECT \(Self.columns) FROM outbox WHERE state = 'queued' ORDER BY position"
+            ) { row throws(OfflineStoreError) in try Self.entry(from: row, path: path) }
+            let pending = PendingWrites(entries, localIDs: localIDs)
+            state.withLock {
+                $0.pending = pending
+                $0.localIDs = localIDs
+                $0.pendingIsStale = false
+            }
+            return (pending, localIDs)
+        }
+        // A file that cannot be read: reads are answered as they come.
+        return loaded ?? (current.1, current.2)
     }
 
     /// Whether `write` must be queued behind entries: any queued one a replay can send, any
@@ -469,26 +538,29 @@ public final class Outbox: Sendable {
                 }
                 let position =
                     try connection.integer("SELECT coalesce(max(position), 0) + 1 FROM outbox") ?? 1
+                let localID = try LocalIDs.newLocalID(for: write, in: connection)
                 try connection.execute(
                     """
                     INSERT INTO outbox (id, position, method, path, query, headers, body, idempotency_key,
-                        created_at, state, resource)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?)
+                        created_at, state, resource, local_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)
                     """,
                     [
                         .text(id), .integer(position), .text(write.method.rawValue), .text(write.path),
                         .blob(FieldCoding.encode(write.query)), .blob(FieldCoding.encode(headers)),
                         .blob(body ?? Data()), .text(key), .real(createdAt.timeIntervalSince1970),
                         .text(StoredResponseKey.resource(of: write.path)),
+                        localID.map { .text(LocalIDs.json($0)) } ?? .null,
                     ])
                 return OutboxEntry(
                     id: id, position: Int(position), method: write.method, path: write.path,
                     query: write.query, headers: headers, body: body, idempotencyKey: key,
-                    createdAt: createdAt, state: .queued)
+                    createdAt: createdAt, state: .queued, localID: localID)
             }
             state.withLock {
                 $0.queuedCount += 1
                 $0.held = false
+                $0.pending.add(entry, localIDs: $0.localIDs)
             }
             hub.emit(.queued(entry))
             return entry
@@ -502,6 +574,8 @@ public final class Outbox: Sendable {
             $0.queuedCount = 0
             $0.keptCount = 0
             $0.held = false
+            $0.pending = PendingWrites()
+            $0.localIDs = LocalIDs()
         }
     }
 }

@@ -41,12 +41,17 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public var createdAt: Date
     /// Whether it waits for a replay or was kept after a refusal.
     public var state: State
+    /// For a create (`POST`), the id its record holds until the server names its own (see
+    /// ``Depot/QueuedWrite/localID``); `nil` for other writes.
+    public var localID: JSONValue?
 
     /// Creates an entry (the outbox creates them; tests and previews may too).
     public init(
         id: String, position: Int, method: HTTPMethod, path: String, query: [URLQueryItem],
-        headers: HTTPHeaders, body: Data?, idempotencyKey: String, createdAt: Date, state: State
+        headers: HTTPHeaders, body: Data?, idempotencyKey: String, createdAt: Date, state: State,
+        localID: JSONValue? = nil
     ) {
+        self.localID = localID
         self.id = id
         self.position = position
         self.method = method
@@ -77,7 +82,22 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
 
     /// The description its caller received in ``Depot/ServiceError/queued(_:)``.
     public var queuedWrite: QueuedWrite {
-        QueuedWrite(id: id, method: method, path: path, idempotencyKey: idempotencyKey, queuedAt: createdAt)
+        QueuedWrite(
+            id: id, method: method, path: path, idempotencyKey: idempotencyKey, queuedAt: createdAt,
+            localID: localID, localRecord: localRecord)
+    }
+
+    /// A create's record as reads show it until the server answers: the JSON object sent, with
+    /// ``localID`` as its `id`.
+    var localRecord: JSONValue? {
+        guard method == .post, let localID else { return nil }
+        var members: [String: JSONValue] = [:]
+        if let body {
+            guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }
+            members = sent
+        }
+        if JSONServerRules.idText(members["id"]) == nil { members["id"] = localID }
+        return .object(members)
     }
 }
 

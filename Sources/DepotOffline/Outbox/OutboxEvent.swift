@@ -10,6 +10,7 @@ import Foundation
 ///     case .sent(let entry, let response): reconcile(entry.id, with: response)
 ///     case .kept(let entry, let error): askUser(about: entry, because: error)
 ///     case .discarded(let entry): forget(entry.id)
+///     case .created(_, let localID, let serverID): selection.replace(localID, with: serverID)
 ///     }
 /// }
 /// ```
@@ -23,15 +24,23 @@ public enum OutboxEvent: Sendable, Hashable {
     case sent(OutboxEntry, BackendResponse)
     /// A replay met the server's refusal (400, 403, 404, 409, 410, 412, 422 or another 4xx
     /// but 401, 407, 408, 421, 425 and 429): the entry is kept, in state ``OutboxEntry/State/kept(_:)``, until the app retries or
-    /// discards it.
+    /// discards it. Its write is rolled back: reads no longer show it (until
+    /// ``Outbox/retry(_:)`` queues it again).
     case kept(OutboxEntry, ServiceError)
     /// The app discarded the entry with ``Outbox/discard(_:)``: it will never be sent.
     case discarded(OutboxEntry)
+    /// A create queued with a local id reached the server, which named the record
+    /// `serverID` (from its answer's `id`, or its `Location`); it follows the entry's
+    /// ``sent(_:_:)``. From now on the local id stands for the server's id: writes queued
+    /// after the create are sent with it, and reads by the local id answer the server's
+    /// record.
+    case created(OutboxEntry, localID: JSONValue, serverID: JSONValue)
 
     /// The entry the event is about (as it stands after the event).
     public var entry: OutboxEntry {
         switch self {
-        case .queued(let entry), .sent(let entry, _), .kept(let entry, _), .discarded(let entry):
+        case .queued(let entry), .sent(let entry, _), .kept(let entry, _), .discarded(let entry),
+            .created(let entry, _, _):
             return entry
         }
     }

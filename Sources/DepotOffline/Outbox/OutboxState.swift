@@ -20,6 +20,14 @@ final class OutboxState: @unchecked Sendable {
         /// The policy of the middleware that last handed a request on: what outcomes keep of
         /// the answers.
         var policy = OfflinePolicy()
+        /// The queued writes as reads see them (see ``PendingWrites``), kept in step with the
+        /// file (changed only under the store's lock).
+        var pending = PendingWrites()
+        /// The ids the server named for records created offline, as in the file.
+        var localIDs = LocalIDs()
+        /// Whether another connection changed the file since ``pending`` and ``localIDs`` were
+        /// read: they are read again when a read needs them.
+        var pendingIsStale = true
         /// The replayer that sends the entries: the store's (weak: the store holds it, and it
         /// holds the outbox).
         weak var replayer: OutboxReplayer?

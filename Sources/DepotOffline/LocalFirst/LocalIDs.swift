@@ -1,0 +1,165 @@
+import Depot
+import Foundation
+
+/// The ids the server named for records created while offline: each queued create's local id
+/// (`-1`, `"local-…"`) and the id the server's `201` gave the record.
+///
+/// Local ids are unique in their store (negative numbers are counted down once per store, and
+/// strings carry a UUID), so a local id alone says which record it stands for. A write queued
+/// after the create, and a read, are rewritten with it before they are sent: a path segment
+/// that is a mapped local id (`posts/-1` → `posts/101`), and the body's `id` and `…Id` members
+/// that hold one (`"postId": -1` → `"postId": 101`).
+struct LocalIDs: Sendable {
+    /// The server's id by the local id's text.
+    private var serverIDs: [String: JSONValue] = [:]
+
+    /// Whether no local id was mapped.
+    var isEmpty: Bool { serverIDs.isEmpty }
+
+    /// Records that the record created with `local` is `server` on the server.
+    mutating func map(_ local: JSONValue, to server: JSONValue) {
+        guard let text = JSONServerRules.idText(local) else { return }
+        serverIDs[text] = server
+    }
+
+    /// The server's id for the local id with text `text`, if the server has named it.
+    func serverID(forText text: String) -> JSONValue? {
+        serverIDs[text]
+    }
+
+    /// `path` with each segment that is a mapped local id replaced by the server's id.
+    func rewriting(path: String) -> String {
+        guard !serverIDs.isEmpty, path.contains(where: { $0 == "-" || $0 == "l" }) else { return path }
+        var changed = false
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            guard let server = serverIDs[String(segment)], let text = JSONServerRules.idText(server) else {
+                return String(segment)
+            }
+            changed = true
+            return PathSegment.encode(text)
+        }
+        return changed ? segments.joined(separator: "/") : path
+    }
+
+    /// `members` with `id` and every member whose name ends in `Id` (`postId`) replaced by the
+    /// server's id where it holds a mapped local id.
+    func rewriting(members: [String: JSONValue]) -> [String: JSONValue] {
+        guard !serverIDs.isEmpty else { return members }
+        var members = members
+        for (key, value) in members where key == "id" || key.hasSuffix("Id") {
+            switch value {
+            case .int, .string:
+                if let text = JSONServerRules.idText(value), let server = serverIDs[text] {
+                    members[key] = server
+                }
+            default: continue
+            }
+        }
+        return members
+    }
+
+    /// `request` with its path and JSON body rewritten (see ``LocalIDs``); the request itself
+    /// when nothing in it is a mapped local id.
+    func rewriting(_ request: BackendRequest) -> BackendRequest {
+        guard !serverIDs.isEmpty else { return request }
+        var request = request
+        let path = rewriting(path: request.path)
+        if path != request.path { request.path = path }
+        if let body = request.body, !body.isEmpty, case .object(let members)? = JSONServerRules.parse(body) {
+            let rewritten = rewriting(members: members)
+            if rewritten != members { request.body = JSONServerRules.encode(rewritten) }
+        }
+        return request
+    }
+}
+
+// MARK: - In the store
+
+extension LocalIDs {
+    /// The local id a queued write's record gets, in the transaction that queues it: for a
+    /// create (`POST`) whose body is a JSON object (or empty), the `id` it carries if it has
+    /// one, otherwise the next negative number where the collection's ids are numbers (or
+    /// nothing tells), or `"local-"` and a UUID where they are strings; `nil` for other writes.
+    static func newLocalID(for write: BackendRequest, in connection: SQLiteConnection)
+        throws(OfflineStoreError)
+        -> JSONValue?
+    {
+        guard write.method == .post else { return nil }
+        var members: [String: JSONValue] = [:]
+        if let body = write.body, !body.isEmpty {
+            guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }
+            members = sent
+        }
+        if let own = members["id"], JSONServerRules.idText(own) != nil { return own }
+        let resource = StoredResponseKey.resource(of: write.path)
+        guard try idsAreNumbers(in: resource, connection) else {
+            return .string("local-" + UUID().uuidString.lowercased())
+        }
+        try connection.execute("UPDATE local_ids SET last = last - 1 WHERE id = 1")
+        return .int(Int(try connection.integer("SELECT last FROM local_ids WHERE id = 1") ?? -1))
+    }
+
+    /// Whether the records of the collection at `resource` have numbers for ids, as the
+    /// ids the server gave records created offline, or else the responses stored for the
+    /// collection or its records, tell; `true` when nothing tells.
+    private static func idsAreNumbers(in resource: String, _ connection: SQLiteConnection)
+        throws(OfflineStoreError) -> Bool
+    {
+        let mapped = try connection.texts(
+            "SELECT server_id FROM id_map WHERE resource = ? LIMIT 1", [.text(resource)])
+        if let server = mapped.first { return !server.hasPrefix("\"") }
+        let stored = try connection.query(
+            "SELECT path, body FROM answers WHERE method = 'GET' AND instr(path, ?) > 0 LIMIT 50",
+            [.text(resource)]
+        ) { row in (row.text(0), row.blob(1)) }
+        for (path, body) in stored {
+            let storedResource = StoredResponseKey.resource(of: path)
+            guard storedResource == resource || storedResource.hasPrefix(resource + "/") else { continue }
+            let id: JSONValue?
+            switch JSONServerRules.parse(body) {
+            case .array(let records)?: id = records.first?.objectValue?["id"]
+            case .object(let record)?: id = record["id"]
+            default: id = nil
+            }
+            switch id {
+            case .string?: return false
+            case .int?, .double?: return true
+            default: continue
+            }
+        }
+        return true
+    }
+
+    /// The id the server gave the record `entry` created: its answer's `id`, or else the last
+    /// segment of its `Location`.
+    static func serverID(in response: BackendResponse, for entry: OutboxEntry) -> JSONValue? {
+        if case .object(let record)? = JSONServerRules.parse(response.body), let id = record["id"],
+            JSONServerRules.idText(id) != nil
+        {
+            return id
+        }
+        guard let location = response.headers["Location"],
+            let last = StoredResponseKey.resource(of: URL(string: location)?.path ?? location)
+                .split(separator: "/").last,
+            let text = String(last).removingPercentEncoding
+        else { return nil }
+        return PendingWrite.id(fromText: text)
+    }
+
+    /// Writes that the record created with `local` in the collection `resource` is `server`
+    /// on the server.
+    static func record(
+        _ local: JSONValue, _ server: JSONValue, resource: String, in connection: SQLiteConnection
+    )
+        throws(OfflineStoreError)
+    {
+        try connection.execute(
+            "INSERT OR REPLACE INTO id_map (local_id, server_id, resource) VALUES (?, ?, ?)",
+            [.text(json(local)), .text(json(server)), .text(resource)])
+    }
+
+    /// `value` as JSON text, as the store keeps ids.
+    static func json(_ value: JSONValue) -> String {
+        String(decoding: JSONServerRules.encode(value: value), as: UTF8.self)
+    }
+}

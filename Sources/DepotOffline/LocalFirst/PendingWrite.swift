@@ -1,0 +1,170 @@
+import Depot
+import Foundation
+
+/// A queued write as reads see it: what it does to which record.
+///
+/// Built from an ``OutboxEntry`` with the local ids the server has named since rewritten (see
+/// ``LocalIDs``), so a comment queued for post `-1` counts as one for post `101` once the post
+/// has reached the server.
+struct PendingWrite: Sendable {
+    /// The outbox entry's id.
+    let entryID: String
+    /// Its place in the replay order.
+    let position: Int
+    let method: HTTPMethod
+    /// The path without query or surrounding `/`: `posts` for a create, `posts/7` otherwise.
+    let resource: String
+    /// The collection a record's path is in (`posts` for `posts/7`); the resource itself for a
+    /// create.
+    let collection: String
+    /// The JSON object the write sends; `nil` when its body is none or not a JSON object.
+    let members: [String: JSONValue]?
+    /// The id a create's record holds until the server names its own.
+    let localID: JSONValue?
+
+    init(_ entry: OutboxEntry, localIDs: LocalIDs) {
+        entryID = entry.id
+        position = entry.position
+        method = entry.method
+        let resource = localIDs.rewriting(path: StoredResponseKey.resource(of: entry.path))
+        self.resource = resource
+        if entry.method == .post {
+            collection = resource
+        } else {
+            collection = resource.lastIndex(of: "/").map { String(resource[..<$0]) } ?? ""
+        }
+        if let body = entry.body, case .object(let members)? = JSONServerRules.parse(body) {
+            self.members = localIDs.rewriting(members: members)
+        } else {
+            members = nil
+        }
+        localID = entry.localID
+    }
+
+    /// The record's id text within its collection (`7` for `posts/7`); for a create, its local
+    /// id's.
+    var recordID: String? {
+        if method == .post { return JSONServerRules.idText(localID) }
+        return resource.lastIndex(of: "/").map { String(resource[resource.index(after: $0)...]) }
+    }
+
+    /// The record a create makes: the object it sends with its local id.
+    var createdRecord: [String: JSONValue]? {
+        guard method == .post, let localID else { return nil }
+        var record = members ?? [:]
+        if JSONServerRules.idText(record["id"]) == nil { record["id"] = localID }
+        return record
+    }
+
+    /// `record` as this write leaves it: replaced (`PUT`), merged into (`PATCH`) or gone
+    /// (`DELETE`); a create's record when `record` is `nil` and this is the create.
+    func applied(to record: [String: JSONValue]?) -> [String: JSONValue]? {
+        switch method {
+        case .post: return record ?? createdRecord
+        case .put:
+            guard let members else { return record }
+            return JSONServerRules.replacing(id: record?["id"] ?? Self.id(fromText: recordID), with: members)
+        case .patch:
+            guard let members else { return record }
+            guard let record else { return nil }
+            return JSONServerRules.merging(members, into: record)
+        case .delete: return nil
+        default: return record
+        }
+    }
+
+    /// An id read from a path segment: a number when it reads as one.
+    static func id(fromText text: String?) -> JSONValue? {
+        guard let text else { return nil }
+        if let number = Int(text) { return .int(number) }
+        return .string(text)
+    }
+}
+
+/// The writes waiting in the outbox, indexed for reads: by the record they touch and by the
+/// collection they change. Only queued entries count: a write the server refused (kept) has
+/// left it.
+struct PendingWrites: Sendable {
+    /// Writes to one record's path (`PUT`, `PATCH`, `DELETE` of `posts/7`), by position.
+    private var byRecord: [String: [Int: PendingWrite]] = [:]
+    /// Every write that changes a listing of the collection (its creates, and the writes to
+    /// its records), by position.
+    private var byCollection: [String: [Int: PendingWrite]] = [:]
+    /// Queued creates by their local id's text.
+    private var creates: [String: PendingWrite] = [:]
+    /// The entries and what they do, by entry id.
+    private var entries: [String: (entry: OutboxEntry, write: PendingWrite)] = [:]
+
+    /// How many writes are pending.
+    var count: Int { entries.count }
+
+    var isEmpty: Bool { entries.isEmpty }
+
+    /// The pending writes of `entries` (queued ones only), read through `localIDs`.
+    init(_ entries: [OutboxEntry] = [], localIDs: LocalIDs = LocalIDs()) {
+        for entry in entries where entry.isQueued { add(entry, localIDs: localIDs) }
+    }
+
+    /// Counts `entry`, a queued entry.
+    mutating func add(_ entry: OutboxEntry, localIDs: LocalIDs) {
+        guard entries[entry.id] == nil else { return }
+        let write = PendingWrite(entry, localIDs: localIDs)
+        entries[entry.id] = (entry, write)
+        if write.method == .post {
+            if let local = JSONServerRules.idText(write.localID) { creates[local] = write }
+        } else {
+            byRecord[write.resource, default: [:]][write.position] = write
+        }
+        byCollection[write.collection, default: [:]][write.position] = write
+    }
+
+    /// Forgets the entry with `id` (sent, kept, discarded).
+    mutating func remove(_ id: String) {
+        guard let (_, write) = entries.removeValue(forKey: id) else { return }
+        if write.method == .post {
+            if let local = JSONServerRules.idText(write.localID) { creates[local] = nil }
+        } else {
+            byRecord[write.resource]?[write.position] = nil
+            if byRecord[write.resource]?.isEmpty == true { byRecord[write.resource] = nil }
+        }
+        byCollection[write.collection]?[write.position] = nil
+        if byCollection[write.collection]?.isEmpty == true { byCollection[write.collection] = nil }
+    }
+
+    /// The same writes read through `localIDs` (after the server named a record's id).
+    func rewritten(by localIDs: LocalIDs) -> PendingWrites {
+        PendingWrites(entries.values.map(\.entry), localIDs: localIDs)
+    }
+
+    /// The writes that decide what a read of the record at `resource` answers, in replay
+    /// order: the create that made it (when it is a local one) and the writes to its path.
+    func writes(toRecord resource: String) -> [PendingWrite] {
+        var writes = Self.ordered(byRecord[resource])
+        if let slash = resource.lastIndex(of: "/"),
+            let create = creates[String(resource[resource.index(after: slash)...])],
+            create.collection == resource[..<slash]
+        {
+            writes.insert(create, at: 0)
+        }
+        return writes
+    }
+
+    /// The writes that change listings of `collection`, in replay order.
+    func writes(toCollection collection: String) -> [PendingWrite] {
+        Self.ordered(byCollection[collection])
+    }
+
+    /// Whether a write waits for `resource` as a record or as a collection.
+    func touches(_ resource: String) -> Bool {
+        byCollection[resource] != nil || byRecord[resource] != nil
+            || resource.lastIndex(of: "/").map {
+                creates[String(resource[resource.index(after: $0)...])] != nil
+            }
+                == true
+    }
+
+    private static func ordered(_ writes: [Int: PendingWrite]?) -> [PendingWrite] {
+        guard let writes else { return [] }
+        return writes.keys.sorted().compactMap { writes[$0] }
+    }
+}

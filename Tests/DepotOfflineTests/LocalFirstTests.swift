@@ -1,0 +1,395 @@
+import Depot
+import Foundation
+import Testing
+
+@testable import DepotOffline
+
+/// A post with every field a create sends, so a local record decodes as one.
+private struct Post: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var userId: Int
+    var title: String
+    var views: Int
+}
+
+private struct NewPost: Encodable, Sendable {
+    var userId: Int
+    var title: String
+    var views: Int
+}
+
+private struct Comment: Codable, Identifiable, Sendable {
+    var id: Int
+    var postId: Int
+    var body: String
+}
+
+private struct NewComment: Encodable, Sendable {
+    var postId: Int
+    var body: String
+}
+
+private struct PostRepository: CRUDRepository, PagedRepository {
+    typealias Entity = Post
+    let backend: any Backend
+    let name = "posts"
+    let pagination = Pagination.jsonServer
+}
+
+private struct CommentRepository: CRUDRepository {
+    typealias Entity = Comment
+    let backend: any Backend
+    let name = "comments"
+}
+
+/// Five posts (views 10, 20, 30, 40, 50; users 1, 1, 1, 2, 2) and one comment.
+private func server() throws -> InMemoryBackend {
+    let posts = (1...5).map { id in
+        #"{"id": \#(id), "userId": \#(id <= 3 ? 1 : 2), "title": "Post \#(id)", "views": \#(id * 10)}"#
+    }
+    return try InMemoryBackend(
+        database: Data(
+            #"{"posts": [\#(posts.joined(separator: ","))], "comments": [{"id": 1, "postId": 1, "body": "First"}]}"#
+                .utf8))
+}
+
+/// A server, a store on a real file, and repositories through `.offline(store)`.
+private struct Setup {
+    let folder: TemporaryFolder
+    let server: InMemoryBackend
+    let store: OfflineStore
+    let backend: any Backend
+    var posts: PostRepository { PostRepository(backend: backend) }
+    var comments: CommentRepository { CommentRepository(backend: backend) }
+
+    init(policy: OfflinePolicy = OfflinePolicy()) throws {
+        folder = try TemporaryFolder()
+        server = try DepotOfflineTests.server()
+        store = try OfflineStore(at: folder.file("depot.sqlite"))
+        backend = server.with(.offline(store, policy: policy))
+    }
+
+    /// The store opened again on the same file (as after a restart), with a new chain.
+    func reopened(policy: OfflinePolicy = OfflinePolicy()) throws -> (OfflineStore, any Backend) {
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        return (store, server.with(.offline(store, policy: policy)))
+    }
+
+    /// Runs `body` and returns its value with the receipt's count of pending writes.
+    func counted<T>(_ body: () async throws -> T) async throws -> (T, Int) {
+        let receipt = AnswerReceipt()
+        let value = try await receipt.collect(body)
+        return (value, receipt.pendingWrites)
+    }
+}
+
+/// Fails the test unless `result` is `.queued`; returns the queued write.
+private func queued<T>(_ result: Result<T, ServiceError>) -> QueuedWrite? {
+    guard case .failure(.queued(let write)) = result else {
+        Issue.record("not queued: \(result)")
+        return nil
+    }
+    return write
+}
+
+@Suite("Local-first: pending writes show in reads")
+struct LocalFirstTests {
+    // MARK: - A record
+
+    @Test("offline: a queued PATCH merges, a PUT replaces, a DELETE makes the record 404")
+    func recordOffline() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findAll().value
+        for id in 1...3 { _ = try await setup.posts.findByID(id).value }
+        setup.server.failAll(with: .noConnection)
+
+        _ = queued(await setup.posts.patch(1, with: ["title": "Edited"]).result)
+        _ = queued(await setup.posts.update(Post(id: 2, userId: 9, title: "Replaced", views: 1)).result)
+        _ = queued(await setup.posts.delete(id: 3).result)
+
+        let (first, applied) = try await setup.counted { try await setup.posts.findByID(1).value }
+        #expect(first == Post(id: 1, userId: 1, title: "Edited", views: 10))
+        #expect(applied == 1)
+        #expect(
+            try await setup.posts.findByID(2).value == Post(id: 2, userId: 9, title: "Replaced", views: 1))
+        let gone = await setup.posts.findByID(3).result
+        guard case .failure(.notFound(let response)) = gone else {
+            Issue.record("expected 404, got \(gone)")
+            return
+        }
+        #expect(response.body == Data("{}".utf8))
+        // The stored listing shows all three.
+        let (listed, count) = try await setup.counted { try await setup.posts.findAll().value }
+        #expect(listed.map(\.id) == [1, 2, 4, 5])
+        #expect(listed.first?.title == "Edited")
+        #expect(listed[1].title == "Replaced")
+        #expect(count == 3)
+    }
+
+    @Test("online: a write the server has not received yet (its replay stopped at a 503) shows in reads")
+    func recordOnlineWhileReplayStopped() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.patch(1, with: ["title": "Pending"]).result)
+        setup.server.stopFailing()
+        setup.server.route(.patch, "posts/:id") { _ in .error(503, "maintenance") }
+
+        let (post, applied) = try await setup.counted { try await setup.posts.findByID(1).value }
+        #expect(post.title == "Pending")
+        #expect(applied == 1)
+        #expect(setup.server.records(in: "posts").first?["title"] == "Post 1")
+        let report = await setup.store.outbox.replay()
+        #expect(report.remaining == 1)
+        let all = try await setup.posts.findAll().value
+        #expect(all.first?.title == "Pending")
+        #expect(all.count == 5)
+    }
+
+    // MARK: - A listing
+
+    @Test("a create shows in listings whose filters it passes, last when unsorted, and not in others")
+    func createInFilteredListings() async throws {
+        let setup = try Setup()
+        let mine = Query().filter("userId", 1)
+        let theirs = Query().filter("userId", 2)
+        _ = try await setup.posts.findAll(query: mine).value
+        _ = try await setup.posts.findAll(query: theirs).value
+        setup.server.failAll(with: .noConnection)
+
+        let write = queued(await setup.posts.create(NewPost(userId: 1, title: "Offline", views: 25)).result)
+        #expect(write?.localID == .int(-1))
+        #expect(write?.localRecord?.objectValue?["title"] == "Offline")
+
+        let (listed, applied) = try await setup.counted { try await setup.posts.findAll(query: mine).value }
+        #expect(listed.map(\.id) == [1, 2, 3, -1])
+        #expect(applied == 1)
+        #expect(try await setup.posts.findAll(query: theirs).value.map(\.id) == [4, 5])
+        #expect(try await setup.posts.findByID(-1).value.title == "Offline")
+    }
+
+    @Test("an update that leaves a listing's filter removes the record from it; one that stays changes it")
+    func updatesHeldToFilters() async throws {
+        let setup = try Setup()
+        let popular = Query().filter("views", .atLeast, 30)
+        _ = try await setup.posts.findAll(query: popular).value
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.patch(3, with: ["views": 5]).result)
+        _ = queued(await setup.posts.patch(4, with: ["title": "Still popular"]).result)
+        let listed = try await setup.posts.findAll(query: popular).value
+        #expect(listed.map(\.id) == [4, 5])
+        #expect(listed.first?.title == "Still popular")
+    }
+
+    @Test("sorted pages: a create goes where the sort puts it, on its page, and X-Total-Count counts it")
+    func createOnSortedPages() async throws {
+        let setup = try Setup()
+        let byViews = Query().sorted(by: "views")
+        _ = try await setup.posts.findPage(1, size: 2, query: byViews).value
+        _ = try await setup.posts.findPage(2, size: 2, query: byViews).value
+        _ = try await setup.posts.findPage(3, size: 2, query: byViews).value
+        setup.server.failAll(with: .noConnection)
+
+        // Views 35: after 10 and 20 (page 1), between 30 and 40 on page 2, whose 40 moves on.
+        _ = queued(await setup.posts.create(NewPost(userId: 1, title: "Middle", views: 35)).result)
+        let first = try await setup.posts.findPage(1, size: 2, query: byViews).value
+        let second = try await setup.posts.findPage(2, size: 2, query: byViews).value
+        #expect(first.items.map(\.views) == [10, 20])
+        #expect(first.total == 6)
+        #expect(second.items.map(\.views) == [30, 35])
+        #expect(second.total == 6)
+
+        // Views 5: first of all, on page 1; page 1's last moves out of it.
+        _ = queued(await setup.posts.create(NewPost(userId: 1, title: "Least", views: 5)).result)
+        let again = try await setup.posts.findPage(1, size: 2, query: byViews).value
+        #expect(again.items.map(\.views) == [5, 10])
+        #expect(again.total == 7)
+        // Views 99: after every stored one; page 3 (views 50) has room.
+        _ = queued(await setup.posts.create(NewPost(userId: 2, title: "Most", views: 99)).result)
+        let last = try await setup.posts.findPage(3, size: 2, query: byViews).value
+        #expect(last.items.map(\.views) == [50, 99])
+        #expect(last.total == 8)
+    }
+
+    @Test("a deleted record leaves a page, and X-Total-Count drops by one")
+    func deleteFromPage() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findPage(1, size: 3).value
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.delete(id: 2).result)
+        let page = try await setup.posts.findPage(1, size: 3).value
+        #expect(page.items.map(\.id) == [1, 3])
+        #expect(page.total == 4)
+    }
+
+    // MARK: - Local ids and reconciling
+
+    @Test("local ids: negative numbers, unique and durable in the store; strings where the ids are strings")
+    func localIDs() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        let first = queued(await setup.posts.create(NewPost(userId: 1, title: "A", views: 1)).result)
+        let second = queued(await setup.posts.create(NewPost(userId: 1, title: "B", views: 1)).result)
+        #expect(first?.localID == .int(-1))
+        #expect(second?.localID == .int(-2))
+        #expect(try setup.store.outbox.entries().map(\.localID) == [.int(-1), .int(-2)])
+
+        // Another store on the file goes on counting down.
+        let (again, backend) = try setup.reopened()
+        let third = queued(
+            await PostRepository(backend: backend).create(NewPost(userId: 1, title: "C", views: 1)).result)
+        #expect(third?.localID == .int(-3))
+        _ = again
+
+        // A collection whose stored answers have string ids gets "local-" ids.
+        let folder = try TemporaryFolder()
+        let tags = try InMemoryBackend(database: Data(#"{"tags": [{"id": "swift", "name": "Swift"}]}"#.utf8))
+        let store = try OfflineStore(at: folder.file("tags.sqlite"))
+        let backend2 = tags.with(.offline(store))
+        _ = try await backend2.send(BackendRequest(method: .get, path: "tags")).value
+        store.flush()
+        tags.failAll(with: .noConnection)
+        let created = await backend2.send(
+            BackendRequest(method: .post, path: "tags", body: Data(#"{"name": "Offline"}"#.utf8))
+        ).result
+        guard case .failure(.queued(let write)) = created, case .string(let local)? = write.localID else {
+            Issue.record("expected a string local id, got \(created)")
+            return
+        }
+        #expect(local.hasPrefix("local-"))
+    }
+
+    @Test("replay: a post and its comment created offline reach the server with the post's real id, once")
+    func reconcileOnReplay() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        let events = setup.store.outbox.events
+        let post = queued(await setup.posts.create(NewPost(userId: 1, title: "Trip", views: 0)).result)
+        let localID = try #require(post?.localID.flatMap { if case .int(let id) = $0 { id } else { nil } })
+        _ = queued(await setup.comments.create(NewComment(postId: localID, body: "Nice")).result)
+        _ = queued(await setup.posts.patch(localID, with: ["title": "Trip to Rome"]).result)
+
+        // Offline, every change shows, by the local id.
+        #expect(try await setup.posts.findByID(localID).value.title == "Trip to Rome")
+
+        setup.server.stopFailing()
+        let report = await setup.store.outbox.replay()
+        #expect(report.sent == 3)
+        #expect(report.remaining == 0)
+
+        let posts = setup.server.records(in: "posts")
+        let comments = setup.server.records(in: "comments")
+        #expect(posts.count == 6)
+        #expect(posts.last?["id"] == 6)
+        #expect(posts.last?["title"] == "Trip to Rome")
+        #expect(comments.count == 2)
+        #expect(comments.last?["postId"] == 6)
+        // No local id reached the server.
+        #expect(
+            !setup.server.requests.contains {
+                $0.path.contains("-1") || String(decoding: $0.body ?? Data(), as: UTF8.self).contains("-1")
+            })
+
+        // Reads by the local id answer the server's record; listings show the server's ids.
+        #expect(try await setup.posts.findByID(localID).value.id == 6)
+        #expect(try await setup.posts.findAll().value.map(\.id) == [1, 2, 3, 4, 5, 6])
+
+        var seen: [String] = []
+        for await event in events {
+            seen.append(String(event.summary.prefix { $0 != " " }))
+            if case .created(_, let local, let server) = event {
+                #expect(local == .int(localID))
+                #expect(server == 6)
+                break
+            }
+        }
+        #expect(seen == ["queued", "queued", "queued", "sent", "created"])
+    }
+
+    @Test("the same with the store reopened between every step, as after restarts")
+    func reconcileAcrossRestarts() async throws {
+        let folder = try TemporaryFolder()
+        let server = try DepotOfflineTests.server()
+        let url = folder.file("depot.sqlite")
+        server.failAll(with: .noConnection)
+        func step<T>(_ body: (any Backend, OfflineStore) async throws -> T) async throws -> T {
+            let store = try OfflineStore(at: url)
+            return try await body(server.with(.offline(store)), store)
+        }
+        let localID = try await step { backend, _ in
+            let write = queued(
+                await PostRepository(backend: backend).create(NewPost(userId: 1, title: "T", views: 0)).result
+            )
+            return try #require(write?.localID.flatMap { if case .int(let id) = $0 { id } else { nil } })
+        }
+        try await step { backend, _ in
+            _ = queued(
+                await CommentRepository(backend: backend).create(NewComment(postId: localID, body: "c"))
+                    .result)
+        }
+        try await step { backend, _ in
+            _ = queued(await PostRepository(backend: backend).patch(localID, with: ["title": "T2"]).result)
+            let post = try await PostRepository(backend: backend).findByID(localID).value
+            #expect(post.title == "T2")
+        }
+        server.stopFailing()
+        try await step { _, store in
+            let report = await store.outbox.replay(through: server)
+            #expect(report.sent == 3)
+        }
+        try await step { backend, _ in
+            let post = try await PostRepository(backend: backend).findByID(localID).value
+            #expect(post.id == 6)
+        }
+        #expect(server.records(in: "comments").last?["postId"] == 6)
+        #expect(server.records(in: "posts").last?["title"] == "T2")
+    }
+
+    @Test("refusal: a queued PATCH the server refuses (409) leaves reads, and the event says so")
+    func refusalRollsBack() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findByID(1).value
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.patch(1, with: ["title": "Mine"]).result)
+        #expect(try await setup.posts.findByID(1).value.title == "Mine")
+
+        setup.server.stopFailing()
+        setup.server.route(.patch, "posts/:id") { _ in .error(409, "edited elsewhere") }
+        let events = setup.store.outbox.events
+        let report = await setup.store.outbox.replay()
+        #expect(report.kept == 1)
+        for await event in events {
+            if case .kept(let entry, let error) = event {
+                #expect(entry.path.hasSuffix("posts/1"))
+                #expect(error.statusCode == 409)
+                break
+            }
+        }
+        let (post, applied) = try await setup.counted { try await setup.posts.findByID(1).value }
+        #expect(post.title == "Post 1")
+        #expect(applied == 0)
+    }
+
+    // MARK: - Optimistic mode
+
+    @Test("answersQueuedWrites: a queued write's future succeeds offline with the local answer")
+    func optimisticMode() async throws {
+        let setup = try Setup(policy: OfflinePolicy(answersQueuedWrites: true))
+        _ = try await setup.posts.findByID(1).value
+        setup.server.failAll(with: .noConnection)
+
+        let (created, applied) = try await setup.counted {
+            try await setup.posts.create(NewPost(userId: 1, title: "Optimistic", views: 3)).value
+        }
+        #expect(created == Post(id: -1, userId: 1, title: "Optimistic", views: 3))
+        #expect(applied == 1)
+        let patched = try await setup.posts.patch(1, with: ["views": 99]).value
+        #expect(patched == Post(id: 1, userId: 1, title: "Post 1", views: 99))
+        try await setup.posts.delete(id: -1).value
+        #expect(setup.store.outbox.queuedCount == 3)
+        let gone = await setup.posts.findByID(-1).result
+        guard case .failure(.notFound) = gone else {
+            Issue.record("expected 404, got \(gone)")
+            return
+        }
+    }
+}
