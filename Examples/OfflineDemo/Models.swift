@@ -21,3 +21,27 @@ struct PostRepository: CRUDRepository {
     let backend: any Backend
     let name = "posts"
 }
+
+/// A comment on a post.
+struct Comment: Codable, Identifiable, Sendable, Equatable {
+    let id: Int
+    var postId: Int
+    var name: String
+    var email: String
+    var body: String
+}
+
+/// `/comments` and `/comments/:id`.
+struct CommentRepository: CRUDRepository {
+    typealias Entity = Comment
+    let backend: any Backend
+    let name = "comments"
+}
+
+/// The fields a new comment needs.
+struct NewComment: Encodable, Sendable {
+    var postId: Int
+    var name: String
+    var email: String
+    var body: String
+}

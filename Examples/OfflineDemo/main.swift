@@ -30,7 +30,9 @@ let store = try OfflineStore(at: storeURL)
 print("Store:  \(storeURL.path(percentEncoded: false))")
 
 let network = NetworkSwitch(server)
-let posts = PostRepository(backend: network.with(.offline(store)))
+let backend = network.with(.offline(store))
+let posts = PostRepository(backend: backend)
+let comments = CommentRepository(backend: backend)
 let time = Date.FormatStyle(date: .omitted, time: .standard)
 
 /// Reads user 1's posts and says where the answer came from.
@@ -70,22 +72,56 @@ print("\n== 3. The network goes away")
 network.isOn = false
 await readPosts("GET /posts?userId=1")
 
-print("\n== 4. Writing while offline")
-var queued: [QueuedWrite] = []
-for title in ["Written on the train", "Written in a tunnel"] {
-    switch await posts.create(NewPost(userId: 1, title: title, body: "Sent when the network is back.")).result
-    {
-    case .failure(.queued(let write)):
-        queued.append(write)
-        print(
-            "  POST /posts \"\(title)\": queued as \(write.id.prefix(8)), Idempotency-Key \(write.idempotencyKey.prefix(8))…"
-        )
-    case .failure(let error):
-        print("  POST /posts \"\(title)\": \(error.localizedDescription)")
-    case .success(let post):
-        print("  POST /posts \"\(title)\": created #\(post.id)")
+/// Lists user 1's posts by id and title, and how many unsent writes the answer includes.
+func listPosts(_ label: String) async {
+    let receipt = AnswerReceipt()
+    guard let found = try? await receipt.collect({ try await posts.findAll(query: ["userId": 1]).value })
+    else {
+        print("  \(label): no answer")
+        return
+    }
+    let ids = found.map(\.id)
+    print("  \(label): \(found.count) posts, \(receipt.pendingWrites) changes not yet on the server")
+    print(
+        "    ids: \(ids.map(String.init).joined(separator: " "))\(Set(ids).count == ids.count ? "" : " (an id twice!)")"
+    )
+    for post in found where post.id < 0 || post.title.hasPrefix("Edited") || post.title.hasPrefix("Written") {
+        print("    #\(post.id) \"\(post.title)\"")
     }
 }
+
+/// An id as a person reads it: `-1`, `local-…`.
+func text(_ id: JSONValue) -> String {
+    switch id {
+    case .int(let number): return String(number)
+    case .string(let string): return string
+    default: return "\(id)"
+    }
+}
+
+/// Says what became of a write made while offline.
+func describe(_ label: String, _ result: Result<some Sendable, ServiceError>) {
+    switch result {
+    case .failure(.queued(let write)):
+        let local = write.localID.map { ", local id \(text($0))" } ?? ""
+        print("  \(label): queued as \(write.id.prefix(8))\(local)")
+    case .failure(let error): print("  \(label): \(error.localizedDescription)")
+    case .success: print("  \(label): sent")
+    }
+}
+
+print("\n== 4. Writing while offline: the list shows every change at once")
+let created = await posts.create(
+    NewPost(userId: 1, title: "Written on the train", body: "Sent when the network is back.")
+).result
+describe("POST /posts", created)
+if case .failure(.queued(let write)) = created, case .int(let postID)? = write.localID {
+    let comment = NewComment(postId: postID, name: "Me", email: "me@example.com", body: "First!")
+    describe("POST /comments (postId \(postID))", await comments.create(comment).result)
+}
+describe("PATCH /posts/1", await posts.patch(1, with: ["title": "Edited offline"]).result)
+describe("DELETE /posts/2", await posts.delete(id: 2).result)
+await listPosts("GET /posts?userId=1")
 
 print("\n== 5. The network is back: replaying the outbox")
 // Counted and subscribed before the network returns, so no event comes before the listener.
@@ -107,7 +143,11 @@ let listener = Task {
         case .kept(let entry, let error):
             print("  kept \(entry.method.rawValue) /\(entry.path): \(error.localizedDescription)")
             reported += 1
-        case .queued, .discarded, .created:
+        case .created(let entry, let localID, let serverID):
+            print(
+                "  /\(entry.path) \(text(localID)) is #\(text(serverID)) on the server: later writes and reads use it"
+            )
+        case .queued, .discarded:
             break
         }
         if reported == pending { break }
@@ -118,7 +158,7 @@ let report = await store.outbox.replay()
 if report.sent + report.kept < pending { listener.cancel() }
 await listener.value
 print("  replay: \(report.sent) sent, \(report.kept) kept, \(report.remaining) left")
-await readPosts("GET /posts?userId=1")
+await listPosts("GET /posts?userId=1")
 
 // Answers from the last tenth of a second wait in memory to be written together: write them.
 store.flush()

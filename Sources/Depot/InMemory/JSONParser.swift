@@ -133,32 +133,62 @@ struct JSONParser {
         }
     }
 
-    /// The byte ranges of the elements of the JSON array in `bytes`, each element skipped, not
-    /// built; `nil` when `bytes` is not an array. A listing's answer is scanned this way so
-    /// that only the members a rule reads are parsed.
-    static func elements(ofArray bytes: UnsafeRawBufferPointer) -> [Range<Int>]? {
+    /// The elements of the JSON array in `bytes`, each with the range of the value of its
+    /// member `key` when it is an object that has one: one pass, nothing built, keys compared
+    /// as bytes (a key written with escapes is not recognized). `nil` when `bytes` is not an
+    /// array.
+    static func elements(ofArray bytes: UnsafeRawBufferPointer, member key: String) -> [(
+        element: Range<Int>, member: Range<Int>?
+    )]? {
+        let wanted = Array(key.utf8)
         var parser = JSONParser(bytes)
         do throws(SyntaxError) {
             parser.skipWhitespace()
             guard parser.peek() == UInt8(ascii: "[") else { return nil }
             parser.index += 1
             parser.skipWhitespace()
-            var ranges: [Range<Int>] = []
+            var elements: [(element: Range<Int>, member: Range<Int>?)] = []
             if parser.peek() == UInt8(ascii: "]") {
                 parser.index += 1
                 try parser.expectEnd()
-                return ranges
+                return elements
             }
             while true {
                 parser.skipWhitespace()
                 let start = parser.index
-                try parser.skipValue()
-                ranges.append(start..<parser.index)
+                var member: Range<Int>?
+                if parser.peek() == UInt8(ascii: "{") {
+                    parser.index += 1
+                    parser.skipWhitespace()
+                    if parser.peek() == UInt8(ascii: "}") {
+                        parser.index += 1
+                    } else {
+                        while true {
+                            parser.skipWhitespace()
+                            let keyStart = parser.index + 1
+                            try parser.skipString()
+                            let matches =
+                                parser.index - 1 - keyStart == wanted.count
+                                && wanted.indices.allSatisfy { bytes[keyStart + $0] == wanted[$0] }
+                            parser.skipWhitespace()
+                            try parser.expect(UInt8(ascii: ":"))
+                            parser.skipWhitespace()
+                            let valueStart = parser.index
+                            try parser.skipValue()
+                            if matches && member == nil { member = valueStart..<parser.index }
+                            parser.skipWhitespace()
+                            if try !parser.continueContainer(closing: UInt8(ascii: "}")) { break }
+                        }
+                    }
+                } else {
+                    try parser.skipValue()
+                }
+                elements.append((start..<parser.index, member))
                 parser.skipWhitespace()
                 if try !parser.continueContainer(closing: UInt8(ascii: "]")) { break }
             }
             try parser.expectEnd()
-            return ranges
+            return elements
         } catch {
             return nil
         }
@@ -483,11 +513,22 @@ struct JSONParser {
 
     private mutating func skipString() throws(SyntaxError) {
         index += 1
+        guard let base = bytes.baseAddress else { throw failure("unterminated string") }
         while index < bytes.count {
-            let byte = bytes[index]
-            index += byte == UInt8(ascii: "\\") ? 2 : 1
-            if byte == UInt8(ascii: "\"") { return }
+            // The next quote, found by `memchr`; it ends the string unless an odd number of
+            // backslashes escapes it.
+            guard let found = memchr(base + index, Int32(UInt8(ascii: "\"")), bytes.count - index) else {
+                break
+            }
+            let quote = base.distance(to: UnsafeRawPointer(found))
+            var backslashes = 0
+            while quote - backslashes - 1 >= index && bytes[quote - backslashes - 1] == UInt8(ascii: "\\") {
+                backslashes += 1
+            }
+            index = quote + 1
+            if backslashes % 2 == 0 { return }
         }
+        index = bytes.count
         throw failure("unterminated string")
     }
 

@@ -38,9 +38,21 @@ package enum JSONServerRules {
         JSONWriter.encode(value)
     }
 
-    /// The byte ranges of the elements of the JSON array `data`; `nil` when it is not one.
-    package static func elements(ofArray data: Data) -> [Range<Int>]? {
-        data.withUnsafeBytes { JSONParser.elements(ofArray: $0) }
+    /// The elements of the JSON array `data`, each with its `id` as json-server compares ids
+    /// (``idText(_:)``), read in one pass; `nil` when `data` is not an array.
+    package static func elementsWithIDs(ofArray data: Data) -> [(element: Range<Int>, id: String?)]? {
+        data.withUnsafeBytes { raw -> [(element: Range<Int>, id: String?)]? in
+            guard let elements = JSONParser.elements(ofArray: raw, member: "id") else { return nil }
+            return elements.map { element, member in
+                guard let member else { return (element, nil) }
+                let value = UnsafeRawBufferPointer(rebasing: raw[member])
+                // An integer's text is its bytes (short: kept inline, nothing allocated).
+                if value.allSatisfy({ (0x30...0x39).contains($0) || $0 == UInt8(ascii: "-") }) {
+                    return (element, String(decoding: value, as: UTF8.self))
+                }
+                return (element, idText(try? JSONParser.parse(Data(value)).get()))
+            }
+        }
     }
 
     /// The value at `path` (a property path: `id`, `author.name`) in the JSON object at
@@ -54,9 +66,10 @@ package enum JSONServerRules {
         PropertyPath.value(members, path)
     }
 
-    /// `[` + the pieces, each already JSON, joined with `,` + `]`.
-    package static func array(_ pieces: some Collection<Data>) -> Data {
-        JSONSplice.array(pieces)
+    /// Whether a created record keeps the `id` it was sent with: json-server gives it a new
+    /// one when the id is missing or false to JavaScript (`null`, `0`, `""`, `false`).
+    package static func keepsOwnID(_ members: [String: JSONValue]) -> Bool {
+        !Database.isFalsy(members["id"])
     }
 
     /// An id as json-server compares ids (`id.toString()`: `1` and `"1"` are the same record);

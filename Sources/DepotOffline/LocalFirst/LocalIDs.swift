@@ -90,7 +90,7 @@ extension LocalIDs {
             guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }
             members = sent
         }
-        if let own = members["id"], JSONServerRules.idText(own) != nil { return own }
+        if JSONServerRules.keepsOwnID(members), let own = members["id"] { return own }
         let resource = StoredResponseKey.resource(of: write.path)
         guard try idsAreNumbers(in: resource, connection) else {
             return .string("local-" + UUID().uuidString.lowercased())

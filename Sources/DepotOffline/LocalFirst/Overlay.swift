@@ -52,11 +52,10 @@ enum Overlay {
     /// One element of a listing being laid over: an element of the answer (its bytes), or a
     /// record a pending write made or changed.
     private struct Item {
+        /// Where the element lies in the answer, when it is unchanged.
         var range: Range<Int>?
+        /// The record, when a write changed or made it.
         var record: [String: JSONValue]?
-        var id: String?
-        /// Created by a pending write (not in the answer, not in its total).
-        var isCreated: Bool
     }
 
     /// A listing's answer (`GET posts?userId=1&_sort=views&_page=2`, a JSON array) with
@@ -73,69 +72,111 @@ enum Overlay {
     static func listing(_ response: BackendResponse, query: [URLQueryItem], writes: [PendingWrite]) -> Laid? {
         // Offsets from 0, as the element ranges are.
         let body = response.body.startIndex == 0 ? response.body : Data(response.body)
-        guard !writes.isEmpty, let ranges = JSONServerRules.elements(ofArray: body) else { return nil }
+        guard !writes.isEmpty, let elements = JSONServerRules.elementsWithIDs(ofArray: body) else {
+            return nil
+        }
+        let ranges = elements.map(\.element)
         let rule = ListingRule(query: query)
-        var items = ranges.map { range in
-            Item(
-                range: range, record: nil,
-                id: JSONServerRules.idText(JSONServerRules.value(at: "id", in: body, range: range)),
-                isCreated: false)
+        // Where each record a write changes lies in the answer.
+        let targets = Set(writes.lazy.filter { $0.method != .post }.compactMap(\.recordID))
+        var positions: [String: Int] = [:]
+        if !targets.isEmpty {
+            for (position, element) in elements.enumerated() {
+                if let id = element.id, targets.contains(id) { positions[id] = position }
+            }
         }
         var total = response.headers["X-Total-Count"].flatMap { Int($0) }
         var applied = 0
-        var changed = Set<String>()
+        var changed: [Int: [String: JSONValue]] = [:]
+        var removed = Set<Int>()
+        var created: [(id: String?, record: [String: JSONValue])] = []
         for write in writes {
             if write.method == .post {
                 guard let record = write.createdRecord else { continue }
-                items.append(Item(range: nil, record: record, id: write.recordID, isCreated: true))
-                changed.insert(write.recordID ?? "")
+                created.append((write.recordID, record))
                 applied += 1
-                continue
-            }
-            guard let id = write.recordID, let index = items.firstIndex(where: { $0.id == id }) else {
-                continue
-            }
-            let current = items[index].record ?? items[index].range.flatMap { Self.members(body, $0) }
-            applied += 1
-            if let next = write.applied(to: current) {
-                items[index].record = next
-                items[index].range = nil
-                changed.insert(id)
-            } else {
-                if !items[index].isCreated { total = total.map { $0 - 1 } }
-                items.remove(at: index)
+            } else if let id = write.recordID, let local = created.firstIndex(where: { $0.id == id }) {
+                applied += 1
+                if let next = write.applied(to: created[local].record) {
+                    created[local].record = next
+                } else {
+                    created.remove(at: local)
+                }
+            } else if let id = write.recordID, let position = positions[id], !removed.contains(position) {
+                applied += 1
+                let current = changed[position] ?? Self.members(body, ranges[position])
+                if let next = write.applied(to: current) {
+                    changed[position] = next
+                } else {
+                    changed[position] = nil
+                    removed.insert(position)
+                }
             }
         }
-        // The records the writes changed or made, held to the query's filters.
+        // The records the writes changed or made, held to the query's filters (an equality
+        // filter on a field no listed record has is dropped, as json-server drops it).
         let known = { (path: String) in
-            items.contains { item in
-                item.record.map { JSONServerRules.value(at: path, in: $0) != nil }
-                    ?? item.range.map { JSONServerRules.value(at: path, in: body, range: $0) != nil } ?? false
-            }
+            ranges.contains { JSONServerRules.value(at: path, in: body, range: $0) != nil }
+                || changed.values.contains { JSONServerRules.value(at: path, in: $0) != nil }
+                || created.contains { JSONServerRules.value(at: path, in: $0.record) != nil }
         }
-        var kept: [Item] = []
-        for item in items {
-            if let record = item.record, !rule.admits(record, isKnown: known) {
-                if !item.isCreated { total = total.map { $0 - 1 } }
-                continue
-            }
-            kept.append(item)
+        for (position, record) in changed where !rule.admits(record, isKnown: known) {
+            removed.insert(position)
         }
-        let originals = kept.filter { !$0.isCreated }
-        let created = kept.filter(\.isCreated)
-        total = total.map { $0 + created.count }
+        total = total.map { $0 - removed.count }
+        let admitted = created.filter { rule.admits($0.record, isKnown: known) }.map(\.record)
+        total = total.map { $0 + admitted.count }
+        var originals: [Item] = []
+        originals.reserveCapacity(ranges.count)
+        for (position, range) in ranges.enumerated() where !removed.contains(position) {
+            originals.append(Item(range: changed[position] == nil ? range : nil, record: changed[position]))
+        }
         let placed = place(
-            created, among: originals, rule: rule, body: body, total: total, pageCount: ranges.count)
+            admitted.map { Item(range: nil, record: $0) }, among: originals, rule: rule, body: body,
+            total: total,
+            pageCount: ranges.count)
         var headers = edited(response.headers)
         if let total { headers["X-Total-Count"] = String(total) }
-        let pieces = placed.map { item in
-            item.record.map(JSONServerRules.encode) ?? item.range.map { body[$0] } ?? Data()
-        }
         return Laid(
             result: .success(
-                BackendResponse(
-                    status: response.status, headers: headers, body: JSONServerRules.array(pieces))),
+                BackendResponse(status: response.status, headers: headers, body: array(placed, from: body))),
             applied: applied)
+    }
+
+    /// The JSON array of `items`: a changed or made record written anew, and each run of
+    /// unchanged neighbours copied from `body` in one piece, with the separators between them.
+    private static func array(_ items: [Item], from body: Data) -> Data {
+        var data = Data(capacity: body.count + 256)
+        data.append(UInt8(ascii: "["))
+        body.withUnsafeBytes { raw in
+            var run: Range<Int>?
+            func flush() {
+                if let current = run {
+                    data.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[current]))
+                }
+                run = nil
+            }
+            for (offset, item) in items.enumerated() {
+                if let range = item.range, let current = run,
+                    items[offset - 1].range?.upperBound == current.upperBound,
+                    Self.isSeparator(raw[current.upperBound..<range.lowerBound])
+                {
+                    // The next element of the answer: extend the run over the separator.
+                    run = current.lowerBound..<range.upperBound
+                    continue
+                }
+                flush()
+                if offset > 0 { data.append(UInt8(ascii: ",")) }
+                if let range = item.range {
+                    run = range
+                } else if let record = item.record {
+                    data.append(JSONServerRules.encode(record))
+                }
+            }
+            flush()
+        }
+        data.append(UInt8(ascii: "]"))
+        return data
     }
 
     /// `created` placed among `originals` (the page's records, in the server's order) as the
@@ -193,6 +234,20 @@ enum Overlay {
     private static func members(_ body: Data, _ range: Range<Int>) -> [String: JSONValue]? {
         guard case .object(let members)? = JSONServerRules.parse(body[range]) else { return nil }
         return members
+    }
+
+    /// Whether `bytes` is what lies between two neighbouring elements of an array: one comma
+    /// and white space (so no element was left out between them).
+    private static func isSeparator(_ bytes: Slice<UnsafeRawBufferPointer>) -> Bool {
+        var commas = 0
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: ","): commas += 1
+            case 0x20, 0x0A, 0x0D, 0x09: continue
+            default: return false
+            }
+        }
+        return commas == 1
     }
 
     /// The answer's header fields for a body the overlay rewrote: without those that described

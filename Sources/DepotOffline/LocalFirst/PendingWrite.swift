@@ -52,7 +52,7 @@ struct PendingWrite: Sendable {
     var createdRecord: [String: JSONValue]? {
         guard method == .post, let localID else { return nil }
         var record = members ?? [:]
-        if JSONServerRules.idText(record["id"]) == nil { record["id"] = localID }
+        if !JSONServerRules.keepsOwnID(record) { record["id"] = localID }
         return record
     }
 

@@ -96,7 +96,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
             guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }
             members = sent
         }
-        if JSONServerRules.idText(members["id"]) == nil { members["id"] = localID }
+        if !JSONServerRules.keepsOwnID(members) { members["id"] = localID }
         return .object(members)
     }
 }
