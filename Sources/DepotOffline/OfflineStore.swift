@@ -174,7 +174,8 @@ public final class OfflineStore: Sendable {
         responseWriter.flush()
     }
 
-    /// Forgets everything the store keeps, stored responses and queued writes alike, and
+    /// Forgets everything the store keeps, stored responses, queued writes, the outcomes of
+    /// sent ones and the ids the server gave records created offline alike, and
     /// compacts the file so the removed data no longer sits in it: for sign-out, or when
     /// another user takes over the device.
     ///
@@ -188,6 +189,7 @@ public final class OfflineStore: Sendable {
                 try connection.execute("DELETE FROM answers")
                 try connection.execute("DELETE FROM outbox")
                 try connection.execute("DELETE FROM id_map")
+                try connection.execute("DELETE FROM outbox_outcomes")
             }
             outbox.didRemoveAll()
             // Rewrite the file without the freed pages, then empty the log that held them.

@@ -92,6 +92,18 @@ private func queued<T>(_ result: Result<T, ServiceError>) -> QueuedWrite? {
     return write
 }
 
+/// Replays until nothing is queued (a replay started in the background while the network was
+/// down may be the one the first call joins): what was sent in all, and what is left.
+private func replayAll(_ store: OfflineStore) async -> (sent: Int, remaining: Int) {
+    var sent = 0
+    for _ in 0..<5 {
+        let report = await store.outbox.replay()
+        sent += report.sent
+        if report.remaining == 0 { return (sent, 0) }
+    }
+    return (sent, store.outbox.queuedCount)
+}
+
 @Suite("Local-first: pending writes show in reads")
 struct LocalFirstTests {
     // MARK: - A record
@@ -272,7 +284,7 @@ struct LocalFirstTests {
         #expect(try await setup.posts.findByID(localID).value.title == "Trip to Rome")
 
         setup.server.stopFailing()
-        let report = await setup.store.outbox.replay()
+        let report = await replayAll(setup.store)
         #expect(report.sent == 3)
         #expect(report.remaining == 0)
 
@@ -303,6 +315,57 @@ struct LocalFirstTests {
             }
         }
         #expect(seen == ["queued", "queued", "queued", "sent", "created"])
+    }
+
+    @Test("after the replay, offline again: the answers stored before it show what the server accepted")
+    func storedAnswersShowSentWrites() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findAll().value
+        _ = try await setup.posts.findByID(1).value
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.create(NewPost(userId: 1, title: "New", views: 1)).result)
+        _ = queued(await setup.posts.patch(1, with: ["title": "Changed"]).result)
+        _ = queued(await setup.posts.delete(id: 5).result)
+        setup.server.stopFailing()
+        #expect(await replayAll(setup.store).sent == 3)
+
+        // The network goes again before anything was read afresh.
+        setup.server.failAll(with: .noConnection)
+        let (listed, applied) = try await setup.counted { try await setup.posts.findAll().value }
+        #expect(listed.map(\.id) == [1, 2, 3, 4, 6])
+        #expect(listed.first?.title == "Changed")
+        #expect(applied == 0)
+        #expect((try? await setup.posts.findByID(1).value)?.title == "Changed")
+        #expect((try? await setup.posts.findByID(6).value)?.title == "New")
+        #expect((try? await setup.posts.findByID(-1).value)?.id == 6)
+
+        // After a restart too (the outcomes are in the file).
+        setup.store.flush()
+        let (store, backend) = try setup.reopened()
+        let again = try await PostRepository(backend: backend).findAll().value
+        #expect(again.map(\.id) == [1, 2, 3, 4, 6])
+        _ = store
+
+        // A fresh answer from the server needs none of it.
+        setup.server.stopFailing()
+        let fresh = try await setup.posts.findAll().value
+        #expect(fresh.map(\.id) == [1, 2, 3, 4, 6])
+    }
+
+    @Test(
+        "a listing filtered on a record created offline answers its pending records, without a stored answer")
+    func listingOfLocalRecord() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        let post = queued(await setup.posts.create(NewPost(userId: 1, title: "T", views: 0)).result)
+        let localID = try #require(post?.localID.flatMap { if case .int(let id) = $0 { id } else { nil } })
+        _ = queued(await setup.comments.create(NewComment(postId: localID, body: "on it")).result)
+        _ = queued(await setup.comments.create(NewComment(postId: 1, body: "elsewhere")).result)
+        let (found, applied) = try await setup.counted {
+            try await setup.comments.findAll(query: Query().filter("postId", localID)).value
+        }
+        #expect(found.map(\.body) == ["on it"])
+        #expect(applied == 1)
     }
 
     @Test("the same with the store reopened between every step, as after restarts")

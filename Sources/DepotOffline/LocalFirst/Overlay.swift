@@ -29,17 +29,31 @@ enum Overlay {
         }
         let known = record != nil
         for write in writes { record = write.applied(to: record) }
+        // Writes the server accepted (laid over an older stored answer) are not counted.
+        let unsent = writes.count { $0.sentAt == nil }
         if let record {
             return Laid(
                 result: .success(
                     BackendResponse(status: 200, headers: headers, body: JSONServerRules.encode(record))),
-                applied: writes.count)
+                applied: unsent)
         }
         // Gone only when a write removed it; a PATCH alone tells nothing of a record unseen.
         guard known || writes.contains(where: { $0.method == .delete || $0.method == .post }) else {
             return nil
         }
-        return Laid(result: .failure(goneError(for: request)), applied: writes.count)
+        return Laid(result: .failure(goneError(for: request)), applied: unsent)
+    }
+
+    /// An empty listing: what the server holds of a record created offline.
+    static let emptyListing = BackendResponse(
+        status: 200, headers: BackendResponse.jsonHeaders(), body: Data("[]".utf8))
+
+    /// Whether `query` filters on a record created offline that the server has not named
+    /// (`comments?postId=-1`): no answer of the server can hold what it lists.
+    static func filtersOnLocalRecord(_ query: [URLQueryItem], pending: PendingWrites) -> Bool {
+        query.contains { item in
+            item.value.map { pending.createsRecord(withID: $0) } ?? false
+        }
     }
 
     /// The `404` a deleted record answers, as json-server sends it (`{}`).
@@ -78,7 +92,7 @@ enum Overlay {
         let ranges = elements.map(\.element)
         let rule = ListingRule(query: query)
         // Where each record a write changes lies in the answer.
-        let targets = Set(writes.lazy.filter { $0.method != .post }.compactMap(\.recordID))
+        let targets = Set(writes.lazy.compactMap(\.recordID))
         var positions: [String: Int] = [:]
         if !targets.isEmpty {
             for (position, element) in elements.enumerated() {
@@ -86,24 +100,32 @@ enum Overlay {
             }
         }
         var total = response.headers["X-Total-Count"].flatMap { Int($0) }
-        var applied = 0
         var changed: [Int: [String: JSONValue]] = [:]
         var removed = Set<Int>()
-        var created: [(id: String?, record: [String: JSONValue])] = []
+        var created: [(id: String?, record: [String: JSONValue], counted: Bool)] = []
+        // Writes the server accepted (laid over an older stored answer) are not counted, nor
+        // creates the query does not admit.
+        var applied = 0
         for write in writes {
+            let counted = write.sentAt == nil
             if write.method == .post {
                 guard let record = write.createdRecord else { continue }
-                created.append((write.recordID, record))
-                applied += 1
+                if let id = write.recordID, let position = positions[id], !removed.contains(position) {
+                    // The answer holds it already (the server had it when it answered).
+                    changed[position] = record
+                    if counted { applied += 1 }
+                } else {
+                    created.append((write.recordID, record, counted))
+                }
             } else if let id = write.recordID, let local = created.firstIndex(where: { $0.id == id }) {
-                applied += 1
+                if counted { created[local].counted = true }
                 if let next = write.applied(to: created[local].record) {
                     created[local].record = next
                 } else {
                     created.remove(at: local)
                 }
             } else if let id = write.recordID, let position = positions[id], !removed.contains(position) {
-                applied += 1
+                if counted { applied += 1 }
                 let current = changed[position] ?? Self.members(body, ranges[position])
                 if let next = write.applied(to: current) {
                     changed[position] = next
@@ -124,7 +146,9 @@ enum Overlay {
             removed.insert(position)
         }
         total = total.map { $0 - removed.count }
-        let admitted = created.filter { rule.admits($0.record, isKnown: known) }.map(\.record)
+        let admittedCreates = created.filter { rule.admits($0.record, isKnown: known) }
+        applied += admittedCreates.count { $0.counted }
+        let admitted = admittedCreates.map(\.record)
         total = total.map { $0 + admitted.count }
         var originals: [Item] = []
         originals.reserveCapacity(ranges.count)

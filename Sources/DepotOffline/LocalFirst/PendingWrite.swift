@@ -19,10 +19,14 @@ struct PendingWrite: Sendable {
     let collection: String
     /// The JSON object the write sends; `nil` when its body is none or not a JSON object.
     let members: [String: JSONValue]?
-    /// The id a create's record holds until the server names its own.
+    /// The id a create's record holds until the server names its own; for a create the server
+    /// accepted, the id it gave.
     let localID: JSONValue?
+    /// When the server accepted the write; `nil` while it waits in the outbox.
+    let sentAt: Date?
 
     init(_ entry: OutboxEntry, localIDs: LocalIDs) {
+        sentAt = nil
         entryID = entry.id
         position = entry.position
         method = entry.method
@@ -39,6 +43,39 @@ struct PendingWrite: Sendable {
             members = nil
         }
         localID = entry.localID
+    }
+
+    /// A write the server accepted with `response`, as answers stored before `sentAt` should
+    /// show it: the record the server answered with (a create's, with the server's id; the
+    /// whole record after a `PUT` or `PATCH`) replaces the write's own body; a `DELETE` stays
+    /// one. `nil` when the answer does not say what the record became.
+    init?(
+        sent entryID: String, position: Int, method: HTTPMethod, path: String, response: Data, sentAt: Date
+    ) {
+        self.entryID = entryID
+        self.position = position
+        self.sentAt = sentAt
+        let resource = StoredResponseKey.resource(of: path)
+        self.resource = resource
+        let record = JSONServerRules.parse(response)?.objectValue
+        switch method {
+        case .post:
+            guard let record, JSONServerRules.keepsOwnID(record) else { return nil }
+            self.method = .post
+            collection = resource
+            localID = record["id"]
+        case .put, .patch:
+            guard record != nil else { return nil }
+            self.method = .put
+            collection = resource.lastIndex(of: "/").map { String(resource[..<$0]) } ?? ""
+            localID = nil
+        case .delete:
+            self.method = .delete
+            collection = resource.lastIndex(of: "/").map { String(resource[..<$0]) } ?? ""
+            localID = nil
+        default: return nil
+        }
+        members = record
     }
 
     /// The record's id text within its collection (`7` for `posts/7`); for a create, its local
@@ -92,13 +129,15 @@ struct PendingWrites: Sendable {
     private var byCollection: [String: [Int: PendingWrite]] = [:]
     /// Queued creates by their local id's text.
     private var creates: [String: PendingWrite] = [:]
-    /// The entries and what they do, by entry id.
-    private var entries: [String: (entry: OutboxEntry, write: PendingWrite)] = [:]
+    /// The writes by entry id.
+    private var writes: [String: PendingWrite] = [:]
+    /// The queued entries the writes were read from, by id, to read them again.
+    private var entries: [String: OutboxEntry] = [:]
 
     /// How many writes are pending.
-    var count: Int { entries.count }
+    var count: Int { writes.count }
 
-    var isEmpty: Bool { entries.isEmpty }
+    var isEmpty: Bool { writes.isEmpty }
 
     /// The pending writes of `entries` (queued ones only), read through `localIDs`.
     init(_ entries: [OutboxEntry] = [], localIDs: LocalIDs = LocalIDs()) {
@@ -107,9 +146,15 @@ struct PendingWrites: Sendable {
 
     /// Counts `entry`, a queued entry.
     mutating func add(_ entry: OutboxEntry, localIDs: LocalIDs) {
-        guard entries[entry.id] == nil else { return }
-        let write = PendingWrite(entry, localIDs: localIDs)
-        entries[entry.id] = (entry, write)
+        guard writes[entry.id] == nil else { return }
+        entries[entry.id] = entry
+        add(PendingWrite(entry, localIDs: localIDs))
+    }
+
+    /// Counts `write` (one already sent, say).
+    mutating func add(_ write: PendingWrite) {
+        remove(write.entryID)
+        writes[write.entryID] = write
         if write.method == .post {
             if let local = JSONServerRules.idText(write.localID) { creates[local] = write }
         } else {
@@ -120,7 +165,8 @@ struct PendingWrites: Sendable {
 
     /// Forgets the entry with `id` (sent, kept, discarded).
     mutating func remove(_ id: String) {
-        guard let (_, write) = entries.removeValue(forKey: id) else { return }
+        entries[id] = nil
+        guard let write = writes.removeValue(forKey: id) else { return }
         if write.method == .post {
             if let local = JSONServerRules.idText(write.localID) { creates[local] = nil }
         } else {
@@ -133,7 +179,7 @@ struct PendingWrites: Sendable {
 
     /// The same writes read through `localIDs` (after the server named a record's id).
     func rewritten(by localIDs: LocalIDs) -> PendingWrites {
-        PendingWrites(entries.values.map(\.entry), localIDs: localIDs)
+        PendingWrites(Array(entries.values), localIDs: localIDs)
     }
 
     /// The writes that decide what a read of the record at `resource` answers, in replay
@@ -154,6 +200,11 @@ struct PendingWrites: Sendable {
         Self.ordered(byCollection[collection])
     }
 
+    /// Whether a queued create made the record whose id has the text `id` (a local id).
+    func createsRecord(withID id: String) -> Bool {
+        creates[id] != nil
+    }
+
     /// Whether a write waits for `resource` as a record or as a collection.
     func touches(_ resource: String) -> Bool {
         byCollection[resource] != nil || byRecord[resource] != nil
@@ -161,6 +212,19 @@ struct PendingWrites: Sendable {
                 creates[String(resource[resource.index(after: $0)...])] != nil
             }
                 == true
+    }
+
+    /// These writes, but only those the server accepted after `date` (for an answer stored
+    /// then).
+    func sent(after date: Date) -> PendingWrites {
+        var later = PendingWrites()
+        for write in writes.values where (write.sentAt ?? .distantFuture) > date { later.add(write) }
+        return later
+    }
+
+    /// The ids of the writes, oldest first.
+    var entryIDsInOrder: [String] {
+        writes.values.sorted { $0.position < $1.position }.map(\.entryID)
     }
 
     private static func ordered(_ writes: [Int: PendingWrite]?) -> [PendingWrite] {

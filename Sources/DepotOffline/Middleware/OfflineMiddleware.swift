@@ -163,43 +163,60 @@ public struct OfflineMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         let outbox = store.outbox
         let resource = StoredResponseKey.resource(of: request.path)
-        // Nothing waits for this path: the read as it is (one lock).
-        guard outbox.overlay().pending.touches(resource) else { return read(request, next: next) }
+        // Nothing waits for this path, nothing was sent to it lately: the read as it is.
+        let (pending, _, sent) = outbox.overlay()
+        guard
+            pending.touches(resource) || sent.touches(resource)
+                || Overlay.filtersOnLocalRecord(request.query, pending: pending)
+        else { return read(request, next: next) }
         let receipt = AnswerReceipt.current
+        let servedFromStore = Locked<Date?>(nil)
         let lay = {
             @Sendable (answer: Result<BackendResponse, ServiceError>?) -> Result<
                 BackendResponse, ServiceError
             >? in
             // The writes still waiting when the answer is there (a replay may have sent some).
-            let pending = outbox.overlay().pending
-            let recordWrites = pending.writes(toRecord: resource)
+            let (pending, _, sent) = outbox.overlay()
+            var recordWrites = pending.writes(toRecord: resource)
+            var listWrites = pending.writes(toCollection: resource)
+            // An answer from the store (or none) misses what the server accepted since.
+            let storedAt = servedFromStore.withLock { $0 }
+            if storedAt != nil || answer.map({ if case .failure = $0 { true } else { false } }) ?? true {
+                let since = sent.sent(after: storedAt ?? .distantPast)
+                recordWrites = since.writes(toRecord: resource) + recordWrites
+                listWrites = since.writes(toCollection: resource) + listWrites
+            }
             var laid: Overlay.Laid?
             if !recordWrites.isEmpty {
                 laid = Overlay.record(answer, writes: recordWrites, request: request)
             } else if case .success(let response)? = answer {
-                let listWrites = pending.writes(toCollection: resource)
                 laid = Overlay.listing(response, query: request.query, writes: listWrites)
+            } else if case .failure(let error)? = answer, StoredResponse.mayReplace(error),
+                Overlay.filtersOnLocalRecord(request.query, pending: pending)
+            {
+                // Records of a record created offline: the server holds none yet.
+                laid = Overlay.listing(Overlay.emptyListing, query: request.query, writes: listWrites)
             }
             guard let laid else { return answer }
             receipt?.record(pendingWrites: laid.applied)
             return laid.result
         }
         // A record created offline: the server has not heard of it.
-        if let first = outbox.overlay().pending.writes(toRecord: resource).first, first.method == .post,
-            let local = lay(nil)
-        {
+        if let first = pending.writes(toRecord: resource).first, first.method == .post, let local = lay(nil) {
             return Future(result: local)
         }
-        let base = read(request, next: next)
+        let base = read(request, next: next, servedFromStore: servedFromStore)
         return Future { promise in
             base.start { result in promise(lay(result) ?? result) }
         }
     }
 
-    /// A `GET`: sent on; its response stored, or the stored response served when it fails.
+    /// A `GET`: sent on; its response stored, or the stored response served when it fails
+    /// (and then when it was stored put in `servedFromStore`).
     private func read(
         _ request: BackendRequest,
-        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>,
+        servedFromStore: Locked<Date?>? = nil
     ) -> Future<BackendResponse, ServiceError> {
         let responses = responses
         let writer = store.responseWriter
@@ -239,6 +256,7 @@ public struct OfflineMiddleware: Middleware {
                         return
                     }
                     receipt?.record(.stored(savedAt: stored.storedAt))
+                    servedFromStore?.withLock { $0 = stored.storedAt }
                     promise(.success(stored.served(now: now)))
                 }
             }

@@ -394,6 +394,16 @@ public final class Outbox: Sendable {
                     $0.localIDs.map(localID, to: serverID)
                     $0.pending = $0.pending.rewritten(by: $0.localIDs)
                 }
+                // Stored answers older than this write show it from now on (see `sent`).
+                if let write = PendingWrite(
+                    sent: entry.id, position: entry.position, method: entry.method,
+                    path: $0.localIDs.rewriting(path: entry.path), response: response.body, sentAt: Date())
+                {
+                    $0.sent.add(write)
+                    if $0.sent.count > Self.maxRecentOutcomes, let oldest = $0.sent.entryIDsInOrder.first {
+                        $0.sent.remove(oldest)
+                    }
+                }
             }
             hub.emit(.sent(entry, response))
             if let localID = entry.localID, let serverID {
@@ -462,12 +472,12 @@ public final class Outbox: Sendable {
     /// The queued writes as reads see them, and the ids the server named for records created
     /// offline: from memory, read from the file again only after another connection changed
     /// it (at most once per change).
-    func overlay() -> (pending: PendingWrites, localIDs: LocalIDs) {
-        let current = state.withLock { ($0.pendingIsStale, $0.pending, $0.localIDs) }
-        guard current.0 else { return (current.1, current.2) }
+    func overlay() -> (pending: PendingWrites, localIDs: LocalIDs, sent: PendingWrites) {
+        let current = state.withLock { ($0.pendingIsStale, $0.pending, $0.localIDs, $0.sent) }
+        guard current.0 else { return (current.1, current.2, current.3) }
         let path = database.path
         let loaded = try? database.withConnection {
-            connection throws(OfflineStoreError) -> (PendingWrites, LocalIDs) in
+            connection throws(OfflineStoreError) -> (PendingWrites, LocalIDs, PendingWrites) in
             try syncCounts(connection)
             var localIDs = LocalIDs()
             let pairs = try connection.query("SELECT local_id, server_id FROM id_map") { row in
@@ -484,15 +494,33 @@ public final class Outbox: Sendable {
                 "SELECT \(Self.columns) FROM outbox WHERE state = 'queued' ORDER BY position"
             ) { row throws(OfflineStoreError) in try Self.entry(from: row, path: path) }
             let pending = PendingWrites(entries, localIDs: localIDs)
+            var sent = PendingWrites()
+            let outcomes = try connection.query(
+                """
+                SELECT entry_id, sequence, method, path, body, decided_at FROM outbox_outcomes
+                WHERE outcome = 'sent' ORDER BY sequence
+                """
+            ) { row in (row.text(0), Int(row.integer(1)), row.text(2), row.text(3), row.blob(4), row.real(5))
+            }
+            for (id, sequence, method, path, body, decidedAt) in outcomes {
+                if let method = HTTPMethod(rawValue: method),
+                    let write = PendingWrite(
+                        sent: id, position: sequence, method: method, path: localIDs.rewriting(path: path),
+                        response: body, sentAt: Date(timeIntervalSince1970: decidedAt))
+                {
+                    sent.add(write)
+                }
+            }
             state.withLock {
                 $0.pending = pending
                 $0.localIDs = localIDs
+                $0.sent = sent
                 $0.pendingIsStale = false
             }
-            return (pending, localIDs)
+            return (pending, localIDs, sent)
         }
         // A file that cannot be read: reads are answered as they come.
-        return loaded ?? (current.1, current.2)
+        return loaded ?? (current.1, current.2, current.3)
     }
 
     /// Whether `write` must be queued behind entries: any queued one a replay can send, any
@@ -576,6 +604,7 @@ public final class Outbox: Sendable {
             $0.held = false
             $0.pending = PendingWrites()
             $0.localIDs = LocalIDs()
+            $0.sent = PendingWrites()
         }
     }
 }

@@ -25,6 +25,9 @@ final class OutboxState: @unchecked Sendable {
         var pending = PendingWrites()
         /// The ids the server named for records created offline, as in the file.
         var localIDs = LocalIDs()
+        /// The latest writes the server accepted (up to ``Outbox/maxRecentOutcomes``), laid
+        /// over answers stored before them, so a stored answer shows what the server now holds.
+        var sent = PendingWrites()
         /// Whether another connection changed the file since ``pending`` and ``localIDs`` were
         /// read: they are read again when a read needs them.
         var pendingIsStale = true
