@@ -33,6 +33,9 @@ let usage = """
                                              answer had `Idempotent-Replayed: true` (the server had
                                              applied that key before), else false
       kept <id> <idempotencyKey> <status>    the event .kept: the server refused the entry
+      created <id> <localID> <serverID>      the event .created, after the create's sent line: the
+                                             local id the entry's record had in the store is the
+                                             server's id from now on (ids as JSON: -1, 101, "a")
       replayed <sent> <kept> <remaining> <ending> <requests>
                                              the replay's report, and how many requests this
                                              process sent; then it exits 0
@@ -198,17 +201,29 @@ func replay(_ store: OfflineStore, to url: URL, output: Output) async {
     let reported = EventTally()
     let events = store.outbox.events
     let printer = Task.detached {
+        // A create's `.sent` counts as printed once its `.created` (which follows at once) is
+        // printed too; when none comes, with the next event.
+        var awaitingCreated = false
         for await event in events {
+            if case .created(let entry, let localID, let serverID) = event {
+                output.line("created \(entry.id) \(jsonText(localID)) \(jsonText(serverID))")
+                if awaitingCreated { reported.add() }
+                awaitingCreated = false
+                continue
+            }
+            if awaitingCreated { reported.add() }
+            awaitingCreated = false
             switch event {
             case .sent(let entry, let response):
                 let replayed = response.headers["Idempotent-Replayed"] == "true"
                 output.line("sent \(entry.id) \(entry.idempotencyKey) \(response.status) \(replayed)")
+                if entry.localID == nil { reported.add() } else { awaitingCreated = true }
             case .kept(let entry, let error):
                 output.line("kept \(entry.id) \(entry.idempotencyKey) \(error.statusCode ?? 0)")
+                reported.add()
             case .queued, .discarded, .created:
                 continue
             }
-            reported.add()
         }
     }
     let report = await store.outbox.replay(through: server)
@@ -224,6 +239,12 @@ func replay(_ store: OfflineStore, to url: URL, output: Output) async {
         }
     output.line(
         "replayed \(report.sent) \(report.kept) \(report.remaining) \(ending) \(server.requests)")
+}
+
+/// An id as JSON text: `-1`, `101`, `"local-…"`.
+func jsonText(_ id: JSONValue) -> String {
+    let data = (try? JSONEncoder().encode(id)) ?? Data()
+    return String(decoding: data, as: UTF8.self)
 }
 
 /// A backend that counts the requests it passes on to `backend`.

@@ -137,9 +137,47 @@ struct ReplayCrashTests {
         let started = ContinuousClock.now
         let queued = try await Self.queuePosts(Self.killEntries, in: file)
         let order = queued.sorted { $0.value < $1.value }.map(\.key)
-        var totals = ReplayKillTotals()
-        let deadline = ContinuousClock.now + .seconds(180)
+        let totals = try await Self.killReplays(
+            of: order, in: file, folder: folder, to: space, child: child, random: &random,
+            longestDelay: Self.longestKillDelay, deadline: .now + .seconds(180))
+        let killSeconds = (ContinuousClock.now - started).seconds
 
+        let posts = try await space.postsBySeq()
+        let server = ServerCheck(posts, entries: Self.killEntries)
+        let tally = try await space.idempotencyCounts(settle: 10)
+        let summary = """
+            kill during replay: \(totals.kills) kills during replay (seed \(seed)), \(Self.killEntries) entries, \
+            \(tally.replayed) resends (requests whose key the server had applied; \
+            \(totals.seenReplayed) of them seen by a child as Idempotent-Replayed), \(server.missing) missing, \
+            \(server.appliedTwice) applied twice, \(server.outOfOrder) out of order; \
+            \(totals.runs) replays, \(totals.sentLines) .sent lines, integrity ok \
+            \(totals.integrityOK)/\(totals.runs - 1), \(totals.retriedConflicts) entries kept with 409 and \
+            retried; server: \(tally.summary); \(String(format: "%.1f", killSeconds)) s
+            """
+        print(summary)
+        #expect(server.missing == 0, "\(summary)")
+        #expect(server.appliedTwice == 0, "\(summary)")
+        #expect(server.outOfOrder == 0, "\(summary)")
+        #expect(tally.applied == Self.killEntries, "\(summary)")
+        #expect(tally.replayed >= totals.seenReplayed, "\(summary)")
+        #expect(totals.integrityOK == totals.runs - 1, "\(summary)")
+        // Nothing was measured unless replays were killed.
+        #expect(totals.kills >= 20, "too few kills during replay to mean anything: \(summary)")
+    }
+
+    /// Runs replay children on the store at `file` (whose outbox holds the entries `order`, in
+    /// that order) and kills each with SIGKILL at a random moment 0…`longestDelay` ms after its
+    /// first `sent` line, until the outbox is empty (or `deadline`); then one last replay runs to
+    /// its end. After each round it waits (bounded) until the server processes none of the
+    /// space's requests, reopens the store (it must open and pass `PRAGMA integrity_check`),
+    /// checks that what is left keeps its order and holds no entry a child reported sent, and
+    /// puts back an entry kept with a `409` (its key was still in flight); any other refusal
+    /// fails the test. The last replay must find nothing to send.
+    static func killReplays(
+        of order: [String], in file: URL, folder: TemporaryFolder, to space: DRFSpace, child: CrashChild,
+        random: inout SplitMix64, longestDelay: UInt64, deadline: ContinuousClock.Instant
+    ) async throws -> ReplayKillTotals {
+        var totals = ReplayKillTotals()
         var left = order  // the entries still in the store, in order
         var round = 0
         while !left.isEmpty {
@@ -152,14 +190,14 @@ struct ReplayCrashTests {
             let process = try SpawnedProcess(
                 arguments: child.replayArguments(file, to: space.url), stderrPath: stderr.path)
             round += 1
-            // Killed at a random moment while it sends: 0–250 ms after its first `.sent` line.
+            // Killed at a random moment while it sends: 0–longestDelay ms after its first `.sent` line.
             let sending = SpawnedProcess.pump([process], until: .now + .seconds(60)) {
                 process.lines.last?.hasPrefix("sent ") == true || Self.strayLine(in: [process])
             }
             var killed = false
             switch sending {
             case .done:
-                let delay = Int(random.next(in: 0...Self.longestKillDelay))
+                let delay = Int(random.next(in: 0...longestDelay))
                 // The deliberate delay, reading the child's lines meanwhile.
                 if SpawnedProcess.pump([process], until: .now + .milliseconds(delay)) == .deadline {
                     process.kill()
@@ -215,9 +253,14 @@ struct ReplayCrashTests {
                     )
                 }
             }
+            if killed { totals.headsAfterKills.append(ids.first) }
             left = ids
+            // Refused entries (recorded above) stay kept: no replay would send anything more.
+            if !entries.isEmpty, !entries.contains(where: \.isQueued) {
+                Issue.record("\(context): only kept entries are left: stopped")
+                break
+            }
         }
-        let killSeconds = (ContinuousClock.now - started).seconds
 
         // One last replay, to its end: nothing may be left for it.
         let final = try SpawnedProcess(
@@ -237,28 +280,7 @@ struct ReplayCrashTests {
             "the last replay: \(final.lines.suffix(3))")
         let leftAtEnd = try OfflineStore(at: file).outbox.entries().count
         #expect(leftAtEnd == 0, "entries left after the last replay")
-
-        let posts = try await space.postsBySeq()
-        let server = ServerCheck(posts, entries: Self.killEntries)
-        let tally = try await space.idempotencyCounts(settle: 10)
-        let summary = """
-            kill during replay: \(totals.kills) kills during replay (seed \(seed)), \(Self.killEntries) entries, \
-            \(tally.replayed) resends (requests whose key the server had applied; \
-            \(totals.seenReplayed) of them seen by a child as Idempotent-Replayed), \(server.missing) missing, \
-            \(server.appliedTwice) applied twice, \(server.outOfOrder) out of order; \
-            \(totals.runs) replays, \(totals.sentLines) .sent lines, integrity ok \
-            \(totals.integrityOK)/\(totals.runs - 1), \(totals.retriedConflicts) entries kept with 409 and \
-            retried; server: \(tally.summary); \(String(format: "%.1f", killSeconds)) s
-            """
-        print(summary)
-        #expect(server.missing == 0, "\(summary)")
-        #expect(server.appliedTwice == 0, "\(summary)")
-        #expect(server.outOfOrder == 0, "\(summary)")
-        #expect(tally.applied == Self.killEntries, "\(summary)")
-        #expect(tally.replayed >= totals.seenReplayed, "\(summary)")
-        #expect(totals.integrityOK == totals.runs - 1, "\(summary)")
-        // Nothing was measured unless replays were killed.
-        #expect(totals.kills >= 20, "too few kills during replay to mean anything: \(summary)")
+        return totals
     }
 
     /// Queues `count` writes `POST posts` titled `replay 0`, `replay 1`, … in that order in a
@@ -290,7 +312,7 @@ struct ReplayCrashTests {
     static func strayLine(in processes: [SpawnedProcess]) -> Bool {
         processes.contains { process in
             guard let last = process.lines.last else { return false }
-            return !["ready", "sent", "kept", "replayed"].contains(last.prefix { $0 != " " })
+            return !["ready", "sent", "kept", "created", "replayed"].contains(last.prefix { $0 != " " })
         }
     }
 
@@ -401,8 +423,16 @@ struct ReplayRun {
         var replayed: Bool
     }
 
+    /// A `created <id> <localID> <serverID>` line (ids as JSON text).
+    struct Created {
+        var id: String
+        var localID: String
+        var serverID: String
+    }
+
     var sent: [Sent] = []
     var kept: [String] = []
+    var created: [Created] = []
     /// The fields of the last line: sent, kept, remaining, ending, requests.
     var report: [String]?
     var other: [String] = []
@@ -418,6 +448,8 @@ struct ReplayRun {
                         id: fields[1], key: fields[2], status: Int(fields[3]) ?? 0,
                         replayed: fields[4] == "true"))
             case "kept": kept.append(line)
+            case "created" where fields.count == 4:
+                created.append(Created(id: fields[1], localID: fields[2], serverID: fields[3]))
             case "replayed" where fields.count == 6: report = Array(fields.dropFirst())
             default: other.append(line)
             }
@@ -435,12 +467,20 @@ struct ReplayKillTotals {
     var seenReplayed = 0
     var integrityOK = 0
     var retriedConflicts = 0
+    /// Every `created` line, in the order the children printed them.
+    var created: [ReplayRun.Created] = []
+    /// The entries whose `sent` line said `Idempotent-Replayed: true`, in order.
+    var replayedEntries: [String] = []
+    /// After each kill, the entry at the head of the outbox (`nil`: none left).
+    var headsAfterKills: [String?] = []
 
     mutating func add(_ run: ReplayRun, killed: Bool) {
         runs += 1
         kills += killed ? 1 : 0
         sentLines += run.sent.count
         seenReplayed += run.sent.filter(\.replayed).count
+        created += run.created
+        replayedEntries += run.sent.filter(\.replayed).map(\.id)
     }
 }
 
