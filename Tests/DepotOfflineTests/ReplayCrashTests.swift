@@ -247,7 +247,7 @@ struct ReplayCrashTests {
                 if refusal.status == 409 {
                     totals.retriedConflicts += 1
                     try store.outbox.retry(entry.id)
-                } else {
+                } else if totals.refused.insert(entry.id).inserted {
                     Issue.record(
                         "\(context): entry \(entry.id) was refused: \(refusal.status ?? 0) \(refusal.message ?? "")"
                     )
@@ -471,6 +471,8 @@ struct ReplayKillTotals {
     var created: [ReplayRun.Created] = []
     /// The entries whose `sent` line said `Idempotent-Replayed: true`, in order.
     var replayedEntries: [String] = []
+    /// The entries kept with a refusal other than `409` (each reported once).
+    var refused = Set<String>()
     /// After each kill, the entry at the head of the outbox (`nil`: none left).
     var headsAfterKills: [String?] = []
 
