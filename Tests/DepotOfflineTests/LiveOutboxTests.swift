@@ -124,7 +124,10 @@ struct LiveOutboxTests {
         let events = store.outbox.events
         let report = await store.outbox.replay(through: server)
         #expect(report == OutboxReplayReport(sent: 3, kept: 0, remaining: 0, ending: .finished))
-        let seen = await firstEvents(3, of: events)
+        // Each create is `.sent`, then `.created` (its local id named by the server).
+        let seen = await firstEvents(6, of: events).filter {
+            if case .sent = $0 { true } else { false }
+        }
         var created: [Int] = []
         for event in seen {
             guard case .sent(_, let response) = event else { continue }
