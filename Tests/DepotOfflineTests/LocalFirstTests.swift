@@ -334,6 +334,23 @@ struct LocalFirstTests {
             }
         }
         #expect(seen == ["queued", "queued", "queued", "sent", "created"])
+
+        // Sign-out forgets the ids the server named and the outcomes: -1 is no record any more.
+        try setup.store.removeAll()
+        #expect(try setup.store.outbox.recentOutcomes().isEmpty)
+        let forgotten = await setup.posts.findByID(localID).result
+        guard case .failure(.notFound) = forgotten else {
+            Issue.record("after removeAll, findByID(\(localID)) gave \(forgotten)")
+            return
+        }
+        // Nor after a restart: the file no longer holds the id map.
+        let (reopened, backend) = try setup.reopened()
+        let afterRestart = await PostRepository(backend: backend).findByID(localID).result
+        guard case .failure(.notFound) = afterRestart else {
+            Issue.record("after removeAll and a restart, findByID(\(localID)) gave \(afterRestart)")
+            return
+        }
+        _ = reopened
     }
 
     @Test("after the replay, offline again: the answers stored before it show what the server accepted")

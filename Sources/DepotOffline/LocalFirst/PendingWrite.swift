@@ -88,7 +88,13 @@ struct PendingWrite: Sendable {
     /// The record a create makes: the object it sends with its local id.
     var createdRecord: [String: JSONValue]? {
         guard method == .post, let localID else { return nil }
-        var record = members ?? [:]
+        return Self.record(sending: members ?? [:], localID: localID)
+    }
+
+    /// The record a create sending `members` makes until the server answers: `members`, with
+    /// `localID` as its `id` unless it carries one json-server keeps.
+    static func record(sending members: [String: JSONValue], localID: JSONValue) -> [String: JSONValue] {
+        var record = members
         if !JSONServerRules.keepsOwnID(record) { record["id"] = localID }
         return record
     }

@@ -96,8 +96,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
             guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }
             members = sent
         }
-        if !JSONServerRules.keepsOwnID(members) { members["id"] = localID }
-        return .object(members)
+        return .object(PendingWrite.record(sending: members, localID: localID))
     }
 }
 
