@@ -70,7 +70,7 @@ struct Options {
 enum Cases {
     static let all =
         InMemoryCases.all + InMemoryQueryCases.all + URLSessionCases.all + FutureCases.all + OfflineCases.all
-        + LocalFirstCases.all
+        + LocalFirstCases.all + LiveCases.all
         + TransferCases.all
     /// The figures measured on their own, after the cases.
     static let figures = InMemoryQueryCases.figures + OfflineCases.figures

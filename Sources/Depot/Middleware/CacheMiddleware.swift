@@ -197,6 +197,17 @@ public final class CacheMiddleware: Middleware {
             let key = key(for: request)
             let started = generation.withLock { $0 }
             let stored = (try? storage.response(for: key)).flatMap { $0.matches(request) ? $0 : nil }
+            // A watch's first look (``LiveWatch``): what is stored, without asking the network.
+            if ReadRecorder.storedOnly {
+                ReadRecorder.current?.noteStoreConsulted()
+                guard let stored else {
+                    completion(.failure(.noConnection))
+                    return NotCancellable()
+                }
+                AnswerReceipt.current?.record(.stored(savedAt: stored.storedAt))
+                completion(.success(stored.response))
+                return NotCancellable()
+            }
             let sent = stored?.revalidating(request) ?? request
             let work = SerialCancellable()
             work.setFirst(

@@ -89,6 +89,8 @@ public struct OfflineMiddleware: Middleware {
         // Registered for the outbox's replays; while writes are queued, a success through it
         // starts one.
         let next = store.replayer.relay(next, policy: policy)
+        // A `.live()` middleware in front hears of what replays send, create and roll back.
+        if let feed = ChangeFeed.current { store.outbox.report(to: feed) }
         // Files are not stored: a download's answer is on disk already, and an upload's
         // file may be gone by the time a replay would read it.
         if request.bodyFile != nil || request.destination != nil { return next(request) }
@@ -228,7 +230,11 @@ public struct OfflineMiddleware: Middleware {
             let receipt = AnswerReceipt.current
             // Responses to requests started before a `removeAll()` are not stored after it.
             let generation = writer.generation
-            return next(request).start { result in
+            // A watch's first look: the stored response, without asking the network.
+            let storedOnly = ReadRecorder.storedOnly
+            if storedOnly { ReadRecorder.current?.noteStoreConsulted() }
+            let sent = storedOnly ? Future(result: .failure(.noConnection)) : next(request)
+            return sent.start { result in
                 switch result {
                 case .success(let response):
                     receipt?.record(.network)

@@ -112,6 +112,8 @@ public final class Outbox: Sendable {
     /// The counts, the policy and the replayer, under their own lock.
     let state: OutboxState
     private let hub = OutboxEventHub()
+    /// The change feeds of `.live()` middleware in front of the store's `.offline` middleware.
+    private let feeds = Locked([ObjectIdentifier: WeakFeed]())
     /// The one-sender rule across processes and stores.
     private let lease = SenderLease()
 
@@ -204,7 +206,7 @@ public final class Outbox: Sendable {
                 $0.held = false
                 $0.pending.add(entry, localIDs: $0.localIDs)
             }
-            hub.emit(.queued(entry))
+            emit(.queued(entry))
             return true
         }
         if requeued { replayer?.replayInBackground() }
@@ -238,7 +240,7 @@ public final class Outbox: Sendable {
                 $0.held = false
                 $0.pending.remove(removed.id)
             }
-            hub.emit(.discarded(removed))
+            emit(.discarded(removed))
             return removed
         }
         guard let removed else { return false }
@@ -286,6 +288,41 @@ public final class Outbox: Sendable {
         let remaining = queuedCount
         return OutboxReplayReport(
             sent: 0, kept: 0, remaining: remaining, ending: remaining > 0 ? .noBackend : .finished)
+    }
+
+    // MARK: - Events
+
+    /// Reports `event` on ``events``, and to the change feeds of the `.live()` middleware in
+    /// front of the store's `.offline` middleware: the paths the entry touched (for a create
+    /// the server named, the record's local path too).
+    private func emit(_ event: OutboxEvent) {
+        hub.emit(event)
+        let feeds = self.feeds.withLock { feeds in feeds.values.compactMap(\.feed) }
+        guard !feeds.isEmpty else { return }
+        let entry = event.entry
+        var paths = [entry.path]
+        // Under the store's lock: the ids in memory, never read from the file here.
+        let rewritten = state.withLock { $0.localIDs }.rewriting(path: entry.path)
+        if rewritten != entry.path { paths.append(rewritten) }
+        if case .created(_, let localID, let serverID) = event {
+            let collection = StoredResponseKey.resource(of: entry.path)
+            for id in [localID, serverID] {
+                if let text = JSONServerRules.idText(id) { paths.append(collection + "/" + text) }
+            }
+        }
+        for feed in feeds { feed.publish(paths) }
+    }
+
+    /// Reports this outbox's events to `feed` from now on (while the feed lives).
+    func report(to feed: ChangeFeed) {
+        let id = ObjectIdentifier(feed)
+        guard feeds.withLock({ $0[id]?.feed == nil }) else { return }
+        feeds.withLock { $0[id] = WeakFeed(feed: feed) }
+    }
+
+    /// A feed the outbox reports to, not kept alive by it.
+    struct WeakFeed: Sendable {
+        weak var feed: ChangeFeed?
     }
 
     // MARK: - The replayer's side
@@ -405,9 +442,9 @@ public final class Outbox: Sendable {
                     }
                 }
             }
-            hub.emit(.sent(entry, response))
+            emit(.sent(entry, response))
             if let localID = entry.localID, let serverID {
-                hub.emit(.created(entry, localID: localID, serverID: serverID))
+                emit(.created(entry, localID: localID, serverID: serverID))
             }
         }
     }
@@ -448,7 +485,7 @@ public final class Outbox: Sendable {
             }
             var kept = entry
             kept.state = .kept(refusal)
-            hub.emit(.kept(kept, error))
+            emit(.kept(kept, error))
         }
     }
 
@@ -590,7 +627,7 @@ public final class Outbox: Sendable {
                 $0.held = false
                 $0.pending.add(entry, localIDs: $0.localIDs)
             }
-            hub.emit(.queued(entry))
+            emit(.queued(entry))
             return entry
         }
     }

@@ -1,0 +1,78 @@
+import Foundation
+
+/// What one run of a watched read asked for: the `GET`s it sent through a ``LiveMiddleware``,
+/// each with its answer, and the middleware's change feed, so the watch
+/// re-reads when a write touches any of them (see ``LiveWatch``).
+///
+/// Made by the watch, carried to the middleware as a task-local value (as ``AnswerReceipt``
+/// is), so that reads made elsewhere at the same time do not record into it.
+package final class ReadRecorder: Sendable {
+    /// One `GET` of the run.
+    package struct Read: Hashable, Sendable {
+        /// The path without query or surrounding `/` (``StoredResponseKey/resource(of:)``).
+        var resource: String
+        /// The query, encoded.
+        var query: String
+        /// The answer's status, or the error's description.
+        var answer: String
+        /// The answer's body: compared whole, since `Data`'s hash reads only part of it.
+        var body = Data()
+    }
+
+    private struct Fields {
+        var reads: [Read] = []
+        var feeds: [ObjectIdentifier: ChangeFeed] = [:]
+        var consultedStore = false
+    }
+
+    private let fields = Locked(Fields())
+
+    /// The recorder of the run being made now, if it is a watched one.
+    @TaskLocal package static var current: ReadRecorder?
+    /// Whether the run wants only answers already stored (the first snapshot of a watch):
+    /// middleware that stores answers serves one without asking the network, or fails with
+    /// ``ServiceError/noConnection``.
+    @TaskLocal package static var storedOnly = false
+
+    package init() {}
+
+    /// Notes a `GET` of `request` answered with `result`, through the middleware of `feed`.
+    func record(_ request: BackendRequest, _ result: Result<BackendResponse, ServiceError>, feed: ChangeFeed)
+    {
+        var read = Read(
+            resource: StoredResponseKey.resource(of: request.path),
+            query: QueryString.encode(keepingCommas: true, request.query), answer: "")
+        switch result {
+        case .success(let response):
+            read.answer = "\(response.status)"
+            read.body = response.body
+        case .failure(let error):
+            read.answer = "\(error)"
+        }
+        fields.withLock { fields in
+            fields.reads.append(read)
+            fields.feeds[ObjectIdentifier(feed)] = feed
+        }
+    }
+
+    /// Notes that a store answered (or found nothing) for ``storedOnly`` without asking the
+    /// network: middleware that stores answers calls it.
+    package func noteStoreConsulted() {
+        fields.withLock { $0.consultedStore = true }
+    }
+
+    /// Whether a store honoured ``storedOnly`` (otherwise the answers are the network's).
+    var consultedStore: Bool {
+        fields.withLock { $0.consultedStore }
+    }
+
+    /// The reads recorded, in the order their answers arrived.
+    package var reads: [Read] {
+        fields.withLock { $0.reads }
+    }
+
+    /// The feeds of the middleware the reads went through.
+    var feeds: [ChangeFeed] {
+        fields.withLock { Array($0.feeds.values) }
+    }
+}

@@ -1,0 +1,207 @@
+import Depot
+import Foundation
+import Testing
+
+@testable import DepotOffline
+
+private struct Note: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var title: String
+}
+
+private struct NewNote: Encodable, Sendable {
+    var title: String
+}
+
+private struct NoteRepository: CRUDRepository {
+    typealias Entity = Note
+    let backend: any Backend
+    let name = "notes"
+}
+
+/// The next snapshot of `iterator`, failing the test when the watch ended.
+private func next<Value>(_ iterator: inout AsyncStream<Snapshot<Value>>.Iterator) async throws -> Snapshot<Value> {
+    try #require(await iterator.next())
+}
+
+/// The first of the next (at most 10) snapshots that passes `test`: a change may make more than
+/// one snapshot on its way (one per outbox event).
+private func first<Value>(
+    _ iterator: inout AsyncStream<Snapshot<Value>>.Iterator, where test: (Snapshot<Value>) -> Bool
+) async throws -> Snapshot<Value> {
+    for _ in 0..<10 {
+        let snapshot = try await next(&iterator)
+        if test(snapshot) { return snapshot }
+    }
+    throw CancellationError()
+}
+
+@Suite("Live queries with DepotOffline", .timeLimit(.minutes(2)))
+struct LiveOfflineTests {
+    /// A server with two notes, a store on a real file, and `.live()` in front of
+    /// `.offline(store)`.
+    private struct Setup {
+        let folder: TemporaryFolder
+        let server: InMemoryBackend
+        let store: OfflineStore
+        let notes: NoteRepository
+
+        init() throws {
+            folder = try TemporaryFolder()
+            server = try InMemoryBackend(
+                database: Data(#"{"notes": [{"id": 1, "title": "One"}, {"id": 2, "title": "Two"}]}"#.utf8))
+            store = try OfflineStore(at: folder.file("depot.sqlite"))
+            notes = NoteRepository(backend: server.with(.live(), .offline(store)))
+        }
+    }
+
+    @Test("stored first, then the network's; offline, the stored one alone")
+    func storedThenNetwork() async throws {
+        let setup = try Setup()
+        _ = try await setup.notes.findAll().value
+        setup.store.flush()
+        let watch = setup.notes.watch { try await $0.findAll().value }
+
+        var online = watch.makeAsyncIterator()
+        let stored = try await next(&online)
+        #expect(stored.isRefreshing)
+        guard case .stored = stored.source else {
+            Issue.record("first snapshot from \(stored.source)")
+            return
+        }
+        let fresh = try await next(&online)
+        #expect(fresh.source == .network)
+        #expect(!fresh.isRefreshing)
+
+        setup.server.failAll(with: .noConnection)
+        var offline = watch.makeAsyncIterator()
+        let first = try await next(&offline)
+        #expect(first.value?.count == 2)
+        // The network's turn: it fails, and the store answers again (the same bytes, from the
+        // store: not repeated until something changes).
+        _ = await setup.notes.create(NewNote(title: "Queued")).result
+        let withPending = try await next(&offline)
+        #expect(withPending.value?.map(\.id) == [1, 2, -1])
+        #expect(withPending.pendingWrites == 1)
+    }
+
+    @Test("a queued write, its replay and a refusal each make a snapshot")
+    func queuedReplayedRolledBack() async throws {
+        let setup = try Setup()
+        _ = try await setup.notes.findAll().value
+        var iterator = setup.notes.watch { try await $0.findAll().value }.makeAsyncIterator()
+        #expect(try await next(&iterator).value?.count == 2)
+
+        setup.server.failAll(with: .noConnection)
+        let queued = await setup.notes.create(NewNote(title: "Offline")).result
+        guard case .failure(.queued) = queued else {
+            Issue.record("not queued: \(queued)")
+            return
+        }
+        let pending = try await first(&iterator) { $0.pendingWrites > 0 }
+        #expect(pending.value?.map(\.id) == [1, 2, -1])
+        #expect(pending.pendingWrites == 1)
+
+        // The replay sends it: the snapshot shows the server's id (a snapshot per event may
+        // come on the way; the last one holds it).
+        setup.server.stopFailing()
+        _ = await setup.store.outbox.replay()
+        let replayed = try await first(&iterator) { $0.value?.map(\.id) == [1, 2, 3] && $0.pendingWrites == 0 }
+        #expect(replayed.value?.last?.title == "Offline")
+
+        // A refused edit: shown while queued, gone when the server refuses it.
+        setup.server.failAll(with: .noConnection)
+        _ = await setup.notes.patch(1, with: ["title": "Mine"]).result
+        _ = try await first(&iterator) { $0.value?.first?.title == "Mine" }
+        setup.server.stopFailing()
+        setup.server.route(.patch, "notes/:id") { _ in .error(409, "edited elsewhere") }
+        _ = await setup.store.outbox.replay()
+        let rolledBack = try await first(&iterator) { $0.value?.first?.title == "One" }
+        #expect(rolledBack.pendingWrites == 0)
+    }
+}
+
+/// A post of the DRF app (JSONPlaceholder's fields).
+private struct DRFPost: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var userId: Int
+    var title: String
+    var body: String
+}
+
+private struct NewDRFPost: Encodable, Sendable {
+    var userId: Int
+    var title: String
+    var body: String
+}
+
+private struct DRFPostRepository: CRUDRepository {
+    typealias Entity = DRFPost
+    let backend: any Backend
+    let name = "posts"
+}
+
+@Suite(
+    "Live queries over real HTTP (the DRF app)", .timeLimit(.minutes(2)),
+    .enabled(
+        if: OfflineLiveServer.drf != nil,
+        "needs the DRF test server (DEPOT_DRF_URL): run `DEPOT_SKIP_AHC=1 bash scripts/test --filter LiveHTTP`"
+    )
+)
+struct LiveHTTPTests {
+    @Test("stored, then the network's, then after a write; offline: stored, then a queued write, then its replay")
+    func snapshotsOverHTTP() async throws {
+        let space = try DRFSpace()
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let switchable = NetworkSwitch(URLSessionBackend(baseURL: space.url, timeout: 30))
+        let posts = DRFPostRepository(backend: switchable.with(.live(), .offline(store)))
+        let mine = Query().filter("userId", 1)
+        _ = try await posts.findAll(query: mine).value
+        store.flush()
+
+        var iterator = posts.watch { try await $0.findAll(query: mine).value }.makeAsyncIterator()
+        let stored = try await first(&iterator) { _ in true }
+        #expect(stored.isRefreshing)
+        guard case .stored = stored.source else {
+            Issue.record("first snapshot from \(stored.source)")
+            return
+        }
+        let fresh = try await first(&iterator) { _ in true }
+        #expect(fresh.source == .network)
+        #expect(fresh.value?.count == 10)
+
+        let created = try await posts.create(NewDRFPost(userId: 1, title: "live", body: "over HTTP")).value
+        let afterWrite = try await first(&iterator) { $0.value?.count == 11 }
+        #expect(afterWrite.value?.last?.id == created.id)
+
+        // Offline: a queued write shows at once, with a local id; its replay, with the server's.
+        switchable.isDown = true
+        _ = await posts.create(NewDRFPost(userId: 1, title: "queued", body: "offline")).result
+        let pending = try await first(&iterator) { $0.pendingWrites == 1 }
+        #expect(pending.value?.last?.id == -1)
+        switchable.isDown = false
+        _ = await store.outbox.replay()
+        let replayed = try await first(&iterator) { $0.pendingWrites == 0 && $0.value?.count == 12 }
+        #expect((replayed.value?.last?.id ?? 0) > created.id)
+    }
+}
+
+/// A backend that fails every request with `.cannotConnect` while it is down.
+private final class NetworkSwitch: Backend, Sendable {
+    private let inner: any Backend
+    private let down = Locked(false)
+
+    init(_ inner: any Backend) {
+        self.inner = inner
+    }
+
+    var isDown: Bool {
+        get { down.withLock { $0 } }
+        set { down.withLock { $0 = newValue } }
+    }
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        isDown ? .failure(.cannotConnect) : inner.send(request)
+    }
+}

@@ -1,0 +1,341 @@
+import Foundation
+import Observation
+import Testing
+
+@testable import Depot
+
+private struct LivePost: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var userId: Int
+    var title: String
+}
+
+private struct NewLivePost: Encodable, Sendable {
+    var userId: Int
+    var title: String
+}
+
+private struct LiveUser: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var name: String
+}
+
+private struct LivePostRepository: CRUDRepository {
+    typealias Entity = LivePost
+    let backend: any Backend
+    let name = "posts"
+}
+
+private struct LiveUserRepository: CRUDRepository {
+    typealias Entity = LiveUser
+    let backend: any Backend
+    let name = "users"
+}
+
+private func server() throws -> InMemoryBackend {
+    try InMemoryBackend(
+        database: Data(
+            #"""
+            {"posts": [{"id": 1, "userId": 1, "title": "One"}, {"id": 7, "userId": 1, "title": "Seven"}],
+             "users": [{"id": 1, "name": "Ann"}]}
+            """#.utf8))
+}
+
+/// The next snapshot of `iterator`, failing the test when the watch ended.
+private func next<Value>(_ iterator: inout AsyncStream<Snapshot<Value>>.Iterator) async throws -> Snapshot<
+    Value
+> {
+    try #require(await iterator.next())
+}
+
+/// How many `GET`s of `path` the server received.
+private func gets(_ server: InMemoryBackend, _ path: String) -> Int {
+    server.requests.filter { $0.method == .get && StoredResponseKey.resource(of: $0.path) == path }.count
+}
+
+@Suite("Live queries: watched reads")
+struct LiveWatchTests {
+    @Test("network first, then a new snapshot after a write through the chain")
+    func networkThenWrite() async throws {
+        let server = try server()
+        let posts = LivePostRepository(backend: server.with(.live()))
+        var iterator = posts.watch { try await $0.findAll().value }.makeAsyncIterator()
+        let first = try await next(&iterator)
+        #expect(first.value?.map(\.id) == [1, 7])
+        #expect(first.source == .network)
+        #expect(!first.isRefreshing)
+
+        _ = try await posts.create(NewLivePost(userId: 1, title: "New")).value
+        let second = try await next(&iterator)
+        #expect(second.value?.map(\.id) == [1, 7, 8])
+
+        // Answers of the same length that differ only in one byte are told apart.
+        for title in ["Round 1", "Round 2", "Round 3"] {
+            _ = try await posts.patch(8, with: ["title": title]).value
+            #expect(try await next(&iterator).value?.last?.title == title)
+        }
+    }
+
+    @Test("stored first (CacheMiddleware holds it), marked refreshing, then the network's")
+    func storedThenNetwork() async throws {
+        let server = try server()
+        let backend = server.with(.live(), .cache())
+        let posts = LivePostRepository(backend: backend)
+        _ = try await posts.findAll().value
+        var iterator = posts.watch { try await $0.findAll().value }.makeAsyncIterator()
+        let stored = try await next(&iterator)
+        #expect(stored.isRefreshing)
+        guard case .stored = stored.source else {
+            Issue.record("the first snapshot is \(stored.source)")
+            return
+        }
+        #expect(stored.value?.count == 2)
+        let fresh = try await next(&iterator)
+        #expect(!fresh.isRefreshing)
+        #expect(fresh.source == .network)
+        #expect(fresh.value?.count == 2)
+    }
+
+    @Test("a write to posts/7 re-reads watches of posts/7 and of posts, not of users")
+    func writesTouchTheirRecordAndCollection() async throws {
+        let server = try server()
+        let live = LiveMiddleware()
+        let backend = server.with(live)
+        let posts = LivePostRepository(backend: backend)
+        let users = LiveUserRepository(backend: backend)
+        var record = posts.watch { try await $0.findByID(7).value }.makeAsyncIterator()
+        var listing = posts.watch { try await $0.findAll(query: ["userId": 1]).value }.makeAsyncIterator()
+        var people = users.watch { try await $0.findAll().value }.makeAsyncIterator()
+        _ = try await next(&record)
+        _ = try await next(&listing)
+        _ = try await next(&people)
+
+        _ = try await posts.patch(7, with: ["title": "Edited"]).value
+        #expect(try await next(&record).value?.title == "Edited")
+        #expect(try await next(&listing).value?.last?.title == "Edited")
+        // The users watch was not told: its next snapshot is the one the invalidation makes.
+        #expect(gets(server, "users") == 1)
+        _ = try await users.create(LiveUser(id: 2, name: "Bo")).value
+        #expect(try await next(&people).value?.count == 2)
+        #expect(gets(server, "users") == 2)
+    }
+
+    @Test("which paths a change touches")
+    func touches() {
+        #expect(ChangeFeed.touches("posts/7", "posts/7"))
+        #expect(ChangeFeed.touches("posts/7", "posts"))
+        #expect(ChangeFeed.touches("posts/7", "users/1/posts"))
+        #expect(ChangeFeed.touches("posts", "posts"))
+        #expect(!ChangeFeed.touches("posts/7", "users"))
+        #expect(!ChangeFeed.touches("posts/7", "posts/8"))
+        #expect(!ChangeFeed.touches("posts", "posts/7"))
+        let feed = ChangeFeed()
+        let told = Locked(0)
+        let subscription = feed.subscribe(["users"]) { told.withLock { $0 += 1 } }
+        feed.publish(["posts/7"])
+        #expect(told.withLock { $0 } == 0)
+        feed.publish(["/users/"])
+        #expect(told.withLock { $0 } == 1)
+        subscription.cancel()
+        feed.publish(["users"])
+        #expect(told.withLock { $0 } == 1)
+    }
+
+    @Test("invalidate(path:) and refresh() read again")
+    func invalidateAndRefresh() async throws {
+        let server = try server()
+        let live = LiveMiddleware()
+        let posts = LivePostRepository(backend: server.with(live))
+        let watch = posts.watch { try await $0.findAll().value }
+        var iterator = watch.makeAsyncIterator()
+        _ = try await next(&iterator)
+        // Changed behind the chain's back: only a refresh or an invalidation can tell.
+        _ = try await server.send(
+            BackendRequest(
+                method: .post, path: "posts", body: Data(#"{"userId": 1, "title": "Elsewhere"}"#.utf8))
+        ).value
+        live.invalidate(path: "posts")
+        #expect(try await next(&iterator).value?.count == 3)
+        _ = try await server.send(BackendRequest(method: .delete, path: "posts/1")).value
+        watch.refresh()
+        let after = try await next(&iterator)
+        #expect(after.value?.count == 2, "\(after.result)")
+    }
+
+    @Test("a read that fails is a snapshot with the error; the watch goes on")
+    func errorSnapshot() async throws {
+        let server = try server()
+        let posts = LivePostRepository(backend: server.with(.live()))
+        var iterator = posts.watch { try await $0.findByID(99).value }.makeAsyncIterator()
+        let missing = try await next(&iterator)
+        #expect(missing.error is ServiceError)
+        _ = try await posts.create(LivePost(id: 99, userId: 1, title: "Now here")).value
+        // A create touches the collection, not posts/99: invalidate the record.
+        _ = try await posts.update(LivePost(id: 99, userId: 1, title: "Here")).value
+        #expect(try await next(&iterator).value?.title == "Here")
+    }
+
+    @Test("100 watches of one query started together send 1 request, and each gets the snapshot")
+    func sharedReads() async throws {
+        let gate = GatedBackend(try server())
+        let starts = StartCounter(opening: gate, at: 100)
+        let posts = LivePostRepository(backend: gate.with(starts, .live()))
+        let firsts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    var iterator = posts.watch { try await $0.findAll().value }.makeAsyncIterator()
+                    return try await next(&iterator).value?.count ?? -1
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(firsts == Array(repeating: 2, count: 100))
+        #expect(gate.sent == 1)
+    }
+
+    @Test("1,000 watches of one collection, one write: each gets its new snapshot")
+    func fanOut() async throws {
+        let server = try server()
+        let posts = LivePostRepository(backend: server.with(.live()))
+        let ready = AsyncStream.makeStream(of: Void.self)
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<1000 {
+                group.addTask {
+                    var iterator = posts.watch { try await $0.findAll().value }.makeAsyncIterator()
+                    _ = try await next(&iterator)
+                    ready.continuation.yield()
+                    return try await next(&iterator).value?.count ?? -1
+                }
+            }
+            var started = 0
+            for await _ in ready.stream {
+                started += 1
+                if started == 1000 { break }
+            }
+            _ = try await posts.create(NewLivePost(userId: 1, title: "For all")).value
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 3, count: 1000))
+    }
+
+    @Test("cancelling the consuming task ends the watch and releases its read")
+    func cancellationReleases() async throws {
+        let server = try server()
+        let live = LiveMiddleware()
+        let posts = LivePostRepository(backend: server.with(live))
+        weak var released: Probe?
+        let task: Task<Void, Never>
+        do {
+            let probe = Probe()
+            released = probe
+            let watch = posts.watch { repository in
+                _ = probe
+                return try await repository.findAll().value
+            }
+            let (first, firstArrived) = AsyncStream.makeStream(of: Void.self)
+            task = Task {
+                for await _ in watch { firstArrived.yield() }
+            }
+            for await _ in first { break }
+        }
+        #expect(live.feed.subscriberCount == 1)
+        task.cancel()
+        await task.value
+        // The watch's own task ends after the iteration does: wait (bounded) for its release.
+        for _ in 0..<10_000 where released != nil || live.feed.subscriberCount > 0 { await Task.yield() }
+        #expect(released == nil)
+        #expect(live.feed.subscriberCount == 0)
+    }
+
+    @MainActor
+    @Test("LiveQuery: an observable model of a watch, observed with withObservationTracking")
+    func liveQuery() async throws {
+        let server = try server()
+        let posts = LivePostRepository(backend: server.with(.live()))
+        let model = LiveQuery(posts.watch { try await $0.findAll().value })
+        func change(of value: @escaping @MainActor () -> Void) async {
+            await withCheckedContinuation { continuation in
+                withObservationTracking {
+                    value()
+                } onChange: {
+                    continuation.resume()
+                }
+            }
+        }
+        if model.value == nil { await change { _ = model.value } }
+        #expect(model.value?.count == 2)
+        #expect(model.source == .network)
+        #expect(!model.isRefreshing)
+        _ = try await posts.create(NewLivePost(userId: 1, title: "Observed")).value
+        if model.value?.count != 3 { await change { _ = model.value } }
+        #expect(model.value?.count == 3)
+    }
+}
+
+/// Something a watched read holds, to see it released.
+private final class Probe: Sendable {}
+
+/// A backend that holds every request until opened, and counts what it was sent.
+private final class GatedBackend: Backend, Sendable {
+    private let inner: InMemoryBackend
+    private let state = Locked((open: false, waiting: [@Sendable () -> Void](), sent: 0))
+
+    init(_ inner: InMemoryBackend) {
+        self.inner = inner
+    }
+
+    var sent: Int { state.withLock { $0.sent } }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for resume in waiting { resume() }
+    }
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        let inner = inner
+        return Future { [self] promise in
+            let go: @Sendable () -> Void = { _ = inner.send(request).start { promise($0) } }
+            let now = state.withLock { state -> Bool in
+                state.sent += 1
+                if !state.open { state.waiting.append(go) }
+                return state.open
+            }
+            if now { go() }
+            return NotCancellable()
+        }
+    }
+}
+
+/// Opens a gate once `count` requests have started through it (each has reached the
+/// middleware behind by then).
+private struct StartCounter: Middleware {
+    let gate: GatedBackend
+    let count: Int
+    private let started = Locked(0)
+
+    init(opening gate: GatedBackend, at count: Int) {
+        self.gate = gate
+        self.count = count
+    }
+
+    func intercept(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        let future = next(request)
+        return Future { [started, gate, count] promise in
+            let work = future.start { promise($0) }
+            if started.withLock({
+                $0 += 1
+                return $0
+            }) == count {
+                gate.open()
+            }
+            return work
+        }
+    }
+}
