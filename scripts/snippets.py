@@ -18,6 +18,10 @@ says how to compile it:
     <!-- snippet: manifest -->                    lines of a Package.swift: wrapped in
                                                   `Package(name:…)` and loaded by SwiftPM
 
+A block's `import SwiftUI` is compiled as `#if canImport(SwiftUI) import SwiftUI #endif`: on
+Linux, where SwiftUI does not exist, scripts/SwiftUIStandIns.swift declares the few SwiftUI
+names the blocks use, so that their use of Depot is still checked.
+
 Every file imports Foundation and Depot (DepotOffline too in DepotOffline's articles;
 Testing when the block uses `@Test` or `#expect`); a fragment's own `import` lines move to the top of its file. `#sourceLocation`
 points diagnostics at the Markdown file and line.
@@ -25,6 +29,7 @@ points diagnostics at the Markdown file and line.
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -89,12 +94,20 @@ def swift_file(document, line, kind, parameters, code, number):
     if "@Test" in text or "#expect" in text or "#require" in text:
         imports.add("import Testing")
     body = list(code)
+    # SwiftUI is imported where it exists; elsewhere the target's stand-ins stand for it.
+    swiftui = False
+    for position, source in enumerate(body):
+        if re.match(r"^\s*import\s+SwiftUI\s*$", source):
+            swiftui = True
+            body[position] = ""
     if kind == "fragment":
         for position, source in enumerate(body):
             if re.match(r"^\s*import\s+\w+\s*$", source):
                 imports.add(source.strip())
                 body[position] = ""
     out = sorted(imports)
+    if swiftui:
+        out.extend(["#if canImport(SwiftUI)", "import SwiftUI", "#endif"])
     if kind == "fragment":
         out.append(f"func snippet{number}({parameters}) async throws {{")
     out.append(f'#sourceLocation(file: "{document}", line: {line})')
@@ -137,6 +150,8 @@ def main():
                 manifests.append(str(place))
                 continue
             source = swift_file(document, line, kind, parameters, code, f"{prefix}{number}")
+            if "import SwiftUI" in source:
+                shutil.copyfile(repository / "scripts" / "SwiftUIStandIns.swift", folder / "SwiftUIStandIns.swift")
             (folder / f"{prefix}{number:02d}.swift").write_text(source, encoding="utf-8")
             targets[name] = targets.get(name, 0) + 1
         counts[document] = len(found)

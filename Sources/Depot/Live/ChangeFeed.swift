@@ -36,27 +36,60 @@ package final class ChangeFeed: Sendable {
         subscribers.withLock { $0.byID.count }
     }
 
-    /// Tells every subscriber whose resources a change of the paths in `paths` touches (see
-    /// ``touches(_:_:)``).
-    package func publish(_ paths: [String]) {
-        let changed = paths.map(StoredResponseKey.resource(of:))
+    /// Tells every subscriber whose resources one of `changes` touches (see
+    /// ``Change/touches(_:)``).
+    package func publish(_ changes: [Change]) {
         let signals = subscribers.withLock { state in
             state.byID.values.filter { subscriber in
-                subscriber.resources.contains { resource in changed.contains { Self.touches($0, resource) } }
+                subscriber.resources.contains { resource in changes.contains { $0.touches(resource) } }
             }
             .map(\.signal)
         }
         for signal in signals { signal() }
     }
 
-    /// Whether a write to `changed` touches what a read of `resource` answers: the record
-    /// itself (`posts/7`), its collection (`posts`, also under a parent: `users/1/posts`); a
-    /// write to a collection (a create) touches its listings.
-    static func touches(_ changed: String, _ resource: String) -> Bool {
-        if resource == changed { return true }
-        guard let slash = changed.lastIndex(of: "/") else { return false }
-        let collection = changed[..<slash]
-        return resource == collection || resource.hasSuffix("/" + collection)
+    /// What a write changed: a record (`posts/7`, by `PUT`, `PATCH` or `DELETE`), or a
+    /// collection it added to (`posts`, `users/1/posts`, by `POST`).
+    package struct Change: Sendable, Equatable {
+        /// The path's segments, without query or surrounding `/`.
+        let segments: [Substring]
+        /// Whether the path names a collection (a create) rather than a record.
+        let isCollection: Bool
+
+        /// A change of the record at `path`, or, when `isCollection`, of the collection there.
+        package init(path: String, isCollection: Bool) {
+            segments = StoredResponseKey.resource(of: path).split(separator: "/")
+            self.isCollection = isCollection
+        }
+
+        /// The change a `method` request to `path` makes: `POST` adds to a collection, the
+        /// others change a record.
+        package init(_ method: HTTPMethod, path: String) {
+            self.init(path: path, isCollection: method == .post)
+        }
+
+        /// What a write to `path` changes, when no method tells: a path of one segment is a
+        /// collection (`posts`), a longer one a record (`posts/7`, `users/1/posts`).
+        package init(path: String) {
+            let resource = StoredResponseKey.resource(of: path)
+            self.init(path: resource, isCollection: !resource.contains("/"))
+        }
+
+        /// Whether a read of `resource` (a path without query or surrounding `/`) may answer
+        /// differently after this change:
+        /// - the same path;
+        /// - the same record under another parent (`posts/7` and `users/1/posts/7`);
+        /// - any listing of the collection changed (`posts`, `users/1/posts`).
+        package func touches(_ resource: String) -> Bool {
+            let read = resource.split(separator: "/")
+            if read == segments { return true }
+            if !isCollection, segments.count >= 2, read.count >= 2, read.suffix(2).elementsEqual(segments.suffix(2)) {
+                return true
+            }
+            let collection = isCollection ? segments.last : segments.dropLast().last
+            guard let collection, let name = read.last else { return false }
+            return name == collection
+        }
     }
 
     /// A subscription to a feed; cancelled when released, or by ``cancel()``.

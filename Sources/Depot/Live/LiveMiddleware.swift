@@ -30,10 +30,11 @@ public struct LiveMiddleware: Middleware {
     /// A middleware with no watches yet.
     public init() {}
 
-    /// Tells the watches that depend on `path` (a record or a collection, as a request names
-    /// it: `posts/7`, `posts`) to read again, as a write to it would.
+    /// Tells the watches that depend on `path` to read again, as a write to it would: a path
+    /// of one segment names a collection (`posts`: its listings, also under a parent), a longer
+    /// one a record (`posts/7`: it, and its collection's listings).
     public func invalidate(path: String) {
-        feed.publish([path])
+        feed.publish([ChangeFeed.Change(path: path)])
     }
 
     /// Shares identical `GET`s in flight, records what watched reads asked for, and reports
@@ -51,7 +52,8 @@ public struct LiveMiddleware: Middleware {
                 ChangeFeed.$current.withValue(feed) {
                     next(request).start { result in
                         switch result {
-                        case .success, .failure(.queued): feed.publish([request.path])
+                        case .success, .failure(.queued):
+                            feed.publish([ChangeFeed.Change(request.method, path: request.path)])
                         default: break
                         }
                         promise(result)
@@ -126,25 +128,48 @@ public struct LiveMiddleware: Middleware {
             }
             guard let (flight, id) = joined else { return NotCancellable() }
             if let flight = started {
+                // What the chain behind tells one caller, every caller hears: where the answer
+                // came from, and whether a store answered a watch's first look.
                 let shared = AnswerReceipt()
+                let sharedRecorder = ReadRecorder()
+                let finish: @Sendable (Result<BackendResponse, ServiceError>) -> Void = { result in
+                    let waiters = flight.state.withLock { state in
+                        state.done = true
+                        return Array(state.waiters.values)
+                    }
+                    flights.withLock { if $0[key] === flight { $0[key] = nil } }
+                    for waiter in waiters {
+                        if case .stored(let savedAt) = shared.source {
+                            waiter.receipt?.record(.stored(savedAt: savedAt))
+                        }
+                        waiter.receipt?.record(pendingWrites: shared.pendingWrites)
+                        if sharedRecorder.consultedStore { waiter.recorder?.noteStoreConsulted() }
+                        waiter.recorder?.record(request, result, feed: feed)
+                        waiter.promise(result)
+                    }
+                }
+                // An answer that comes while starting (in the values set here for the chain
+                // behind) is handed on after, so that the callers' next requests start in their own.
+                let early = Locked((starting: true, result: Result<BackendResponse, ServiceError>?.none))
                 let work = shared.collectStarts {
                     ChangeFeed.$current.withValue(feed) {
-                        next(request).start { result in
-                            let waiters = flight.state.withLock { state in
-                                state.done = true
-                                return Array(state.waiters.values)
-                            }
-                            flights.withLock { if $0[key] === flight { $0[key] = nil } }
-                            for waiter in waiters {
-                                if case .stored(let savedAt) = shared.source {
-                                    waiter.receipt?.record(.stored(savedAt: savedAt))
+                        ReadRecorder.$current.withValue(sharedRecorder) {
+                            next(request).start { result in
+                                let now = early.withLock { early -> Bool in
+                                    guard early.starting else { return true }
+                                    early.result = result
+                                    return false
                                 }
-                                waiter.receipt?.record(pendingWrites: shared.pendingWrites)
-                                waiter.recorder?.record(request, result, feed: feed)
-                                waiter.promise(result)
+                                if now { finish(result) }
                             }
                         }
                     }
+                }
+                if let result = early.withLock({ early in
+                    early.starting = false
+                    return early.result
+                }) {
+                    finish(result)
                 }
                 let cancelNow = flight.state.withLock { state -> Bool in
                     state.work = work

@@ -18,6 +18,7 @@ import Observation
 ///
 /// The watch runs from the model's creation until it is released. Observation is part of the
 /// toolchain: macOS 14, iOS 17, tvOS 17, watchOS 10 and later, and Linux.
+@available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 @MainActor
 @Observable
 public final class LiveQuery<Value: Sendable> {

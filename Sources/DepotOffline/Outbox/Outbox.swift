@@ -300,24 +300,30 @@ public final class Outbox: Sendable {
         let feeds = self.feeds.withLock { feeds in feeds.values.compactMap(\.feed) }
         guard !feeds.isEmpty else { return }
         let entry = event.entry
-        var paths = [entry.path]
+        var changes = [ChangeFeed.Change(entry.method, path: entry.path)]
         // Under the store's lock: the ids in memory, never read from the file here.
         let rewritten = state.withLock { $0.localIDs }.rewriting(path: entry.path)
-        if rewritten != entry.path { paths.append(rewritten) }
+        if rewritten != entry.path { changes.append(ChangeFeed.Change(entry.method, path: rewritten)) }
         if case .created(_, let localID, let serverID) = event {
             let collection = StoredResponseKey.resource(of: entry.path)
             for id in [localID, serverID] {
-                if let text = JSONServerRules.idText(id) { paths.append(collection + "/" + text) }
+                if let text = JSONServerRules.idText(id) {
+                    changes.append(ChangeFeed.Change(path: collection + "/" + text, isCollection: false))
+                }
             }
         }
-        for feed in feeds { feed.publish(paths) }
+        for feed in feeds { feed.publish(changes) }
     }
 
     /// Reports this outbox's events to `feed` from now on (while the feed lives).
     func report(to feed: ChangeFeed) {
         let id = ObjectIdentifier(feed)
-        guard feeds.withLock({ $0[id]?.feed == nil }) else { return }
-        feeds.withLock { $0[id] = WeakFeed(feed: feed) }
+        feeds.withLock { feeds in
+            guard feeds[id]?.feed == nil else { return }
+            // Feeds of chains gone since are forgotten here, where one is added.
+            feeds = feeds.filter { $0.value.feed != nil }
+            feeds[id] = WeakFeed(feed: feed)
+        }
     }
 
     /// A feed the outbox reports to, not kept alive by it.

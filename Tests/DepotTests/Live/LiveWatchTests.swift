@@ -122,22 +122,43 @@ struct LiveWatchTests {
 
     @Test("which paths a change touches")
     func touches() {
-        #expect(ChangeFeed.touches("posts/7", "posts/7"))
-        #expect(ChangeFeed.touches("posts/7", "posts"))
-        #expect(ChangeFeed.touches("posts/7", "users/1/posts"))
-        #expect(ChangeFeed.touches("posts", "posts"))
-        #expect(!ChangeFeed.touches("posts/7", "users"))
-        #expect(!ChangeFeed.touches("posts/7", "posts/8"))
-        #expect(!ChangeFeed.touches("posts", "posts/7"))
+        let patch = ChangeFeed.Change(.patch, path: "/posts/7")
+        #expect(patch.touches("posts/7"))
+        #expect(patch.touches("posts"))
+        #expect(patch.touches("users/1/posts"))
+        #expect(patch.touches("users/1/posts/7"))
+        #expect(!patch.touches("users"))
+        #expect(!patch.touches("users/7"))
+        #expect(!patch.touches("posts/8"))
+        #expect(!patch.touches("comments"))
+        let create = ChangeFeed.Change(.post, path: "posts")
+        #expect(create.touches("posts"))
+        #expect(create.touches("users/1/posts"))
+        #expect(!create.touches("posts/7"))
+        #expect(!create.touches("users"))
+        let nestedCreate = ChangeFeed.Change(.post, path: "users/1/posts")
+        #expect(nestedCreate.touches("users/1/posts"))
+        #expect(nestedCreate.touches("posts"))
+        #expect(!nestedCreate.touches("users/1"))
+        let nestedDelete = ChangeFeed.Change(.delete, path: "users/1/posts/3")
+        #expect(nestedDelete.touches("users/1/posts/3"))
+        #expect(nestedDelete.touches("posts/3"))
+        #expect(nestedDelete.touches("users/1/posts"))
+        #expect(!nestedDelete.touches("users/1"))
+        #expect(!nestedDelete.touches("users"))
+        // By hand (`invalidate(path:)`): one segment is a collection, more a record.
+        #expect(ChangeFeed.Change(path: "posts").touches("users/1/posts"))
+        #expect(!ChangeFeed.Change(path: "posts").touches("posts/7"))
+        #expect(ChangeFeed.Change(path: "posts/7").touches("posts"))
         let feed = ChangeFeed()
         let told = Locked(0)
         let subscription = feed.subscribe(["users"]) { told.withLock { $0 += 1 } }
-        feed.publish(["posts/7"])
+        feed.publish([ChangeFeed.Change(.patch, path: "posts/7")])
         #expect(told.withLock { $0 } == 0)
-        feed.publish(["/users/"])
+        feed.publish([ChangeFeed.Change(.post, path: "/users/")])
         #expect(told.withLock { $0 } == 1)
         subscription.cancel()
-        feed.publish(["users"])
+        feed.publish([ChangeFeed.Change(path: "users")])
         #expect(told.withLock { $0 } == 1)
     }
 
@@ -175,11 +196,16 @@ struct LiveWatchTests {
         #expect(try await next(&iterator).value?.title == "Here")
     }
 
-    @Test("100 watches of one query started together send 1 request, and each gets the snapshot")
-    func sharedReads() async throws {
+    @Test(
+        "100 watches of one query started together send 1 request, and each gets the snapshot",
+        arguments: [false, true])
+    func sharedReads(withCache: Bool) async throws {
         let gate = GatedBackend(try server())
-        let starts = StartCounter(opening: gate, at: 100)
-        let posts = LivePostRepository(backend: gate.with(starts, .live()))
+        // With a store behind, each watch first looks there (found nothing), then reads: the
+        // gate opens when the last read has joined the one in flight.
+        let starts = StartCounter(opening: gate, at: withCache ? 200 : 100)
+        let chain: [any Middleware] = withCache ? [starts, LiveMiddleware(), CacheMiddleware()] : [starts, LiveMiddleware()]
+        let posts = LivePostRepository(backend: gate.with(chain))
         let firsts = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<100 {
                 group.addTask {
