@@ -22,7 +22,9 @@
 
     @resultBuilder enum ViewBuilder {
         static func buildBlock<Content: View>(_ content: Content) -> Content { content }
-        static func buildBlock<each Content: View>(_ content: repeat each Content) -> Group<(repeat each Content)> {
+        static func buildBlock<each Content: View>(_ content: repeat each Content) -> Group<
+            (repeat each Content)
+        > {
             Group()
         }
         static func buildOptional<Content: View>(_ content: Content?) -> Group<Content?> { Group() }
@@ -34,7 +36,9 @@
     struct Button: PrimitiveView { init(_ title: String, action: @escaping @MainActor () -> Void) {} }
 
     struct List<Row: View>: PrimitiveView {
-        init<Data: RandomAccessCollection>(_ data: Data, @ViewBuilder rowContent: @escaping (Data.Element) -> Row)
+        init<Data: RandomAccessCollection>(
+            _ data: Data, @ViewBuilder rowContent: @escaping (Data.Element) -> Row
+        )
         where Data.Element: Identifiable {}
     }
 

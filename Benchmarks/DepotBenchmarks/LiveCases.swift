@@ -52,17 +52,25 @@ enum LiveCases {
         let round = Locked(0)
         return Sides(
             depot: {
-                let number = round.withLock { $0 += 1; return $0 }
+                let number = round.withLock {
+                    $0 += 1
+                    return $0
+                }
                 let all = arrivals.expect(watchers)
                 _ = try await posts.patch(1, with: ["title": "round \(number)"]).value
                 await all.wait()
             },
             baseline: {
-                let number = round.withLock { $0 += 1; return $0 }
+                let number = round.withLock {
+                    $0 += 1
+                    return $0
+                }
                 _ = try await plainPosts.patch(1, with: ["title": "round \(number)"]).value
                 try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<watchers { group.addTask { try await plainPosts.findAll().value.count } }
-                    for try await count in group { try check(count == 100, "findAll returned \(count) posts") }
+                    for try await count in group {
+                        try check(count == 100, "findAll returned \(count) posts")
+                    }
                 }
             },
             finish: {

@@ -81,7 +81,8 @@ let before = postReads()
 let opened = await withTaskGroup(of: Int.self) { group in
     for _ in 0..<100 {
         group.addTask {
-            var snapshots = posts.watch { try await $0.findAll(query: ["userId": 2]).value }.makeAsyncIterator()
+            var snapshots = posts.watch { try await $0.findAll(query: ["userId": 2]).value }
+                .makeAsyncIterator()
             return await snapshots.next()?.value?.count ?? 0
         }
     }

@@ -20,7 +20,9 @@ private struct NoteRepository: CRUDRepository {
 }
 
 /// The next snapshot of `iterator`, failing the test when the watch ended.
-private func next<Value>(_ iterator: inout AsyncStream<Snapshot<Value>>.Iterator) async throws -> Snapshot<Value> {
+private func next<Value>(_ iterator: inout AsyncStream<Snapshot<Value>>.Iterator) async throws -> Snapshot<
+    Value
+> {
     try #require(await iterator.next())
 }
 
@@ -106,7 +108,9 @@ struct LiveOfflineTests {
         // come on the way; the last one holds it).
         setup.server.stopFailing()
         _ = await setup.store.outbox.replay()
-        let replayed = try await first(&iterator) { $0.value?.map(\.id) == [1, 2, 3] && $0.pendingWrites == 0 }
+        let replayed = try await first(&iterator) {
+            $0.value?.map(\.id) == [1, 2, 3] && $0.pendingWrites == 0
+        }
         #expect(replayed.value?.last?.title == "Offline")
 
         // A refused edit: shown while queued, gone when the server refuses it.
@@ -149,7 +153,9 @@ private struct DRFPostRepository: CRUDRepository {
     )
 )
 struct LiveHTTPTests {
-    @Test("stored, then the network's, then after a write; offline: stored, then a queued write, then its replay")
+    @Test(
+        "stored, then the network's, then after a write; offline: stored, then a queued write, then its replay"
+    )
     func snapshotsOverHTTP() async throws {
         let space = try DRFSpace()
         let folder = try TemporaryFolder()

@@ -79,11 +79,16 @@ package final class ChangeFeed: Sendable {
         /// differently after this change:
         /// - the same path;
         /// - the same record under another parent (`posts/7` and `users/1/posts/7`);
-        /// - any listing of the collection changed (`posts`, `users/1/posts`).
+        /// - any listing of the collection changed (`posts`, `users/1/posts`);
+        /// - for a `POST` under a record (`movies/1/ratings`, `posts/7/comments`), that record,
+        ///   which an action may change.
         package func touches(_ resource: String) -> Bool {
             let read = resource.split(separator: "/")
             if read == segments { return true }
-            if !isCollection, segments.count >= 2, read.count >= 2, read.suffix(2).elementsEqual(segments.suffix(2)) {
+            if isCollection, segments.count >= 2, read.elementsEqual(segments.dropLast()) { return true }
+            if !isCollection, segments.count >= 2, read.count >= 2,
+                read.suffix(2).elementsEqual(segments.suffix(2))
+            {
                 return true
             }
             let collection = isCollection ? segments.last : segments.dropLast().last

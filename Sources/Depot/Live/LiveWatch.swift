@@ -175,3 +175,18 @@ extension BackendClient {
         return LiveWatch { try await read(client) }
     }
 }
+
+extension HypermediaClient {
+    /// Watches a read this client makes (following links from the root, say): see
+    /// ``LiveWatch``.
+    ///
+    /// ```swift
+    /// for await snapshot in api.watch({ try await $0.follow(movieLink, as: Movie.self).value }) { … }
+    /// ```
+    public func watch<Value: Sendable>(_ read: @escaping @Sendable (Self) async throws -> Value) -> LiveWatch<
+        Value
+    > {
+        let client = self
+        return LiveWatch { try await read(client) }
+    }
+}

@@ -120,6 +120,20 @@ struct LiveWatchTests {
         #expect(gets(server, "users") == 2)
     }
 
+    @Test("a hypermedia read is watched too: rating a movie through its link re-reads the movie")
+    func hypermediaFollow() async throws {
+        let api = HypermediaClient(backend: try MiniFlix.makeBackend().with(.live()), root: MiniFlix.root)
+        var snapshots = api.watch { api in
+            try await api.follow(Link(rel: "self", href: "movies/1"), as: JSONValue.self).value
+        }
+        .makeAsyncIterator()
+        let movie = try #require(try await next(&snapshots).value)
+        #expect(movie.entity["ratings"] == [4])
+
+        _ = try await api.send("rate", from: movie, with: ["rating": 5]).value
+        #expect(try await next(&snapshots).value?.entity["ratings"] == [4, 5])
+    }
+
     @Test("which paths a change touches")
     func touches() {
         let patch = ChangeFeed.Change(.patch, path: "/posts/7")
@@ -139,7 +153,8 @@ struct LiveWatchTests {
         let nestedCreate = ChangeFeed.Change(.post, path: "users/1/posts")
         #expect(nestedCreate.touches("users/1/posts"))
         #expect(nestedCreate.touches("posts"))
-        #expect(!nestedCreate.touches("users/1"))
+        #expect(nestedCreate.touches("users/1"))
+        #expect(!nestedCreate.touches("users"))
         let nestedDelete = ChangeFeed.Change(.delete, path: "users/1/posts/3")
         #expect(nestedDelete.touches("users/1/posts/3"))
         #expect(nestedDelete.touches("posts/3"))
@@ -204,7 +219,8 @@ struct LiveWatchTests {
         // With a store behind, each watch first looks there (found nothing), then reads: the
         // gate opens when the last read has joined the one in flight.
         let starts = StartCounter(opening: gate, at: withCache ? 200 : 100)
-        let chain: [any Middleware] = withCache ? [starts, LiveMiddleware(), CacheMiddleware()] : [starts, LiveMiddleware()]
+        let chain: [any Middleware] =
+            withCache ? [starts, LiveMiddleware(), CacheMiddleware()] : [starts, LiveMiddleware()]
         let posts = LivePostRepository(backend: gate.with(chain))
         let firsts = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<100 {
