@@ -79,8 +79,15 @@ struct LiveOfflineTests {
         var offline = watch.makeAsyncIterator()
         let first = try await next(&offline)
         #expect(first.value?.count == 2)
-        // The network's turn: it fails, and the store answers again (the same bytes, from the
-        // store: not repeated until something changes).
+        #expect(first.isRefreshing)
+        // The network's turn: it fails, and the store answers again, now as the final answer.
+        let final = try await next(&offline)
+        #expect(final.value?.count == 2)
+        #expect(!final.isRefreshing)
+        guard case .stored = final.source else {
+            Issue.record("offline snapshot from \(final.source)")
+            return
+        }
         _ = await setup.notes.create(NewNote(title: "Queued")).result
         let withPending = try await next(&offline)
         #expect(withPending.value?.map(\.id) == [1, 2, -1])

@@ -14,33 +14,75 @@ package final class ChangeFeed: Sendable {
         var signal: @Sendable () -> Void
     }
 
-    private let subscribers = Locked((byID: [Int: Subscriber](), nextID: 0))
+    private struct State {
+        var byID: [Int: Subscriber] = [:]
+        var nextID = 0
+        /// How many publications there have been: a read notes it when it starts.
+        var version = 0
+        /// The latest publications, oldest first, with the version each made.
+        var recent: [(version: Int, changes: [Change])] = []
+    }
 
-    package init() {}
+    /// How many publications ``changed(since:touching:)`` remembers.
+    static let remembered = 256
+
+    private let state = Locked(State())
+    /// Called with each publication before any subscriber is told.
+    private let beforePublish: @Sendable ([Change]) -> Void
+
+    /// A feed; `beforePublish` runs with each publication before the subscribers are told.
+    package init(beforePublish: @escaping @Sendable ([Change]) -> Void = { _ in }) {
+        self.beforePublish = beforePublish
+    }
+
+    /// The number of publications so far: note it when a read starts, and ask
+    /// ``changed(since:touching:)`` once its watch has subscribed.
+    var version: Int {
+        state.withLock { $0.version }
+    }
 
     /// Calls `signal` whenever a change touches one of `resources` (paths without query or
     /// surrounding `/`), until the returned subscription is cancelled.
     func subscribe(_ resources: Set<String>, signal: @escaping @Sendable () -> Void) -> Subscription {
-        let id = subscribers.withLock { state in
+        let id = state.withLock { state in
             defer { state.nextID += 1 }
             state.byID[state.nextID] = Subscriber(resources: resources, signal: signal)
             return state.nextID
         }
         return Subscription { [weak self] in
-            _ = self?.subscribers.withLock { $0.byID.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.byID.removeValue(forKey: id) }
+        }
+    }
+
+    /// Whether a publication after `version` touched one of `resources`: a read that started
+    /// at `version` may have missed it. `true` when it was too long ago to tell.
+    func changed(since version: Int, touching resources: Set<String>) -> Bool {
+        state.withLock { state in
+            guard version < state.version else { return false }
+            guard let oldest = state.recent.first?.version, oldest <= version + 1 else { return true }
+            return state.recent.contains { entry in
+                entry.version > version
+                    && entry.changes.contains { change in resources.contains { change.touches($0) } }
+            }
         }
     }
 
     /// How many watches are subscribed now.
     var subscriberCount: Int {
-        subscribers.withLock { $0.byID.count }
+        state.withLock { $0.byID.count }
     }
 
     /// Tells every subscriber whose resources one of `changes` touches (see
     /// ``Change/touches(_:)``).
     package func publish(_ changes: [Change]) {
-        let signals = subscribers.withLock { state in
-            state.byID.values.filter { subscriber in
+        beforePublish(changes)
+        let signals = state.withLock { state in
+            state.version += 1
+            state.recent.append((state.version, changes))
+            if state.recent.count > Self.remembered {
+                state.recent.removeFirst(state.recent.count - Self.remembered)
+            }
+            return state.byID.values.filter { subscriber in
                 subscriber.resources.contains { resource in changes.contains { $0.touches(resource) } }
             }
             .map(\.signal)
@@ -77,14 +119,21 @@ package final class ChangeFeed: Sendable {
 
         /// Whether a read of `resource` (a path without query or surrounding `/`) may answer
         /// differently after this change:
-        /// - the same path;
+        /// - the same path, and what is under a record (`posts/7/comments`);
+        /// - for a `PUT`, `PATCH` or `DELETE` of a whole collection (`posts`), its records and
+        ///   listings;
         /// - the same record under another parent (`posts/7` and `users/1/posts/7`);
         /// - any listing of the collection changed (`posts`, `users/1/posts`);
         /// - for a `POST` under a record (`movies/1/ratings`, `posts/7/comments`), that record,
         ///   which an action may change.
         package func touches(_ resource: String) -> Bool {
             let read = resource.split(separator: "/")
-            if read == segments { return true }
+            // The path itself, and what is under a record (`posts/7/comments`).
+            if read == segments || (!isCollection && read.starts(with: segments)) { return true }
+            // A write to a whole collection (`DELETE posts`): its records and listings.
+            if !isCollection, segments.count == 1, let name = segments.first {
+                return read.last == name || read.dropLast().last == name
+            }
             if isCollection, segments.count >= 2, read.elementsEqual(segments.dropLast()) { return true }
             if !isCollection, segments.count >= 2, read.count >= 2,
                 read.suffix(2).elementsEqual(segments.suffix(2))

@@ -12,27 +12,45 @@ import Foundation
 ///
 /// **Changes.** A write through it (`POST`, `PUT`, `PATCH`, `DELETE`) that succeeds, or that
 /// DepotOffline queues (``ServiceError/queued(_:)``), touches its path: watches whose reads
-/// asked for that record (`posts/7`) or its collection (`posts?…`, `users/1/posts`) read
-/// again; watches of other resources (`users`) do not. DepotOffline's `.offline(store)`
-/// behind it also reports what its replays send, create and roll back. ``invalidate(path:)``
-/// touches a path by hand (after a push notification, say).
+/// asked for that record (`posts/7`), anything under it (`posts/7/comments`) or its collection
+/// (`posts?…`, `users/1/posts`) read again; watches of other resources (`users`) do not.
+/// DepotOffline's `.offline(store)` behind it also reports what its replays send, create and
+/// roll back. ``invalidate(path:)`` touches a path by hand (after a push notification, say).
+/// A read that was in flight when a change touched it is read again once it has answered.
 ///
-/// **Shared reads.** `GET`s in flight at the same moment with the same path, query and header
-/// fields share one request: the first is sent, the others wait for its answer (100 watches
-/// of one query started together send 1 request). Writes are never shared. Cancelling one of
-/// the callers ends its wait; the request is cancelled when every caller has cancelled. Put
-/// it in front of authentication, where the requests carry only the app's own header fields
-/// (so two accounts' reads never share: give each account its own chain).
+/// **Shared reads.** `GET`s in flight at the same moment with the same path, query, header
+/// fields and account share one request: the first is sent, the others wait for its answer
+/// (100 watches of one query started together send 1 request). A `GET` with a body or a
+/// progress handler, and every write, is sent on its own. A read that starts after a change
+/// touched its path never joins a request sent before the change. Cancelling one of the
+/// callers ends its wait; the request is cancelled when every caller has cancelled. Put it in
+/// front of authentication, where requests carry only the app's own header fields, and tell
+/// it who is signed in (`.live(account: { session.userID })`): reads of two accounts never
+/// share a request.
 public struct LiveMiddleware: Middleware {
-    let feed = ChangeFeed()
-    private let flights = Locked([FlightKey: Flight]())
+    let feed: ChangeFeed
+    private let flights: Locked<[FlightKey: Flight]>
+    private let account: @Sendable () -> String
 
     /// A middleware with no watches yet.
-    public init() {}
+    ///
+    /// - Parameter account: who is signed in now, asked for each read (any text that tells
+    ///   accounts apart: a user id); reads of different accounts never share a request.
+    public init(account: @escaping @Sendable () -> String = { "" }) {
+        let flights = Locked([FlightKey: Flight]())
+        self.flights = flights
+        self.account = account
+        // A change closes the shared reads it touches to newcomers: their answer may predate it.
+        feed = ChangeFeed { changes in
+            flights.withLock { flights in
+                flights = flights.filter { key, _ in !changes.contains { $0.touches(key.resource) } }
+            }
+        }
+    }
 
     /// Tells the watches that depend on `path` to read again, as a write to it would: a path
     /// of one segment names a collection (`posts`: its listings, also under a parent), a longer
-    /// one a record (`posts/7`: it, and its collection's listings).
+    /// one a record (`posts/7`: it, what is under it, and its collection's listings).
     public func invalidate(path: String) {
         feed.publish([ChangeFeed.Change(path: path)])
     }
@@ -49,20 +67,50 @@ public struct LiveMiddleware: Middleware {
             return read(request, next: next)
         case .post, .put, .patch, .delete:
             return Future { promise in
-                ChangeFeed.$current.withValue(feed) {
-                    next(request).start { result in
-                        switch result {
-                        case .success, .failure(.queued):
-                            feed.publish([ChangeFeed.Change(request.method, path: request.path)])
-                        default: break
-                        }
-                        promise(result)
+                Self.start({ next(request) }, feed: feed) { result in
+                    switch result {
+                    case .success, .failure(.queued):
+                        feed.publish([ChangeFeed.Change(request.method, path: request.path)])
+                    default: break
                     }
+                    promise(result)
                 }
             }
         default:
-            return ChangeFeed.$current.withValue(feed) { next(request) }
+            return Future { promise in Self.start({ next(request) }, feed: feed) { promise($0) } }
         }
+    }
+
+    /// Makes and starts `future` with this chain's feed as ``ChangeFeed/current`` (and, for a
+    /// shared read, `recorder` as ``ReadRecorder/current``) for the middleware behind, which
+    /// may read them when called and when started. An answer that
+    /// comes while starting is handed to `completion` only after, so that what the caller
+    /// starts next does not run with those values.
+    private static func start(
+        _ future: () -> Future<BackendResponse, ServiceError>, feed: ChangeFeed,
+        recorder: ReadRecorder? = nil,
+        completion: @escaping @Sendable (Result<BackendResponse, ServiceError>) -> Void
+    ) -> any Cancellable {
+        let early = Locked((starting: true, result: Result<BackendResponse, ServiceError>?.none))
+        let work = ChangeFeed.$current.withValue(feed) {
+            ReadRecorder.$current.withValue(recorder ?? ReadRecorder.current) {
+                future().start { result in
+                    let now = early.withLock { early -> Bool in
+                        guard early.starting else { return true }
+                        early.result = result
+                        return false
+                    }
+                    if now { completion(result) }
+                }
+            }
+        }
+        if let result = early.withLock({ early in
+            early.starting = false
+            return early.result
+        }) {
+            completion(result)
+        }
+        return work
     }
 
     // MARK: - Shared reads
@@ -72,7 +120,11 @@ public struct LiveMiddleware: Middleware {
         var path: String
         var query: [URLQueryItem]
         var headers: HTTPHeaders
+        var isRetryable: Bool
+        var account: String
         var storedOnly: Bool
+        /// The path as changes name it.
+        var resource: String
     }
 
     /// One request in flight and the callers waiting for it.
@@ -83,12 +135,21 @@ public struct LiveMiddleware: Middleware {
             var recorder: ReadRecorder?
         }
 
-        let state = Locked((waiters: [Int: Waiter](), nextID: 0, work: (any Cancellable)?.none, done: false))
+        /// The feed's version when the request was sent: changes after it may be missing from
+        /// the answer.
+        let version: Int
+        /// The callers; `closed` once the answer came or every caller left.
+        let state = Locked(
+            (waiters: [Int: Waiter](), nextID: 0, work: (any Cancellable)?.none, closed: false))
 
-        /// Adds a caller; `nil` when the flight has already answered.
+        init(version: Int) {
+            self.version = version
+        }
+
+        /// Adds a caller; `nil` when the flight has closed.
         func join(_ waiter: Waiter) -> Int? {
             state.withLock { state in
-                guard !state.done else { return nil }
+                guard !state.closed else { return nil }
                 defer { state.nextID += 1 }
                 state.waiters[state.nextID] = waiter
                 return state.nextID
@@ -102,19 +163,30 @@ public struct LiveMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         let feed = feed
         let flights = flights
+        let account = account
         return Future { promise in
-            let storedOnly = ReadRecorder.storedOnly
+            let receipt = AnswerReceipt.current
+            let recorder = ReadRecorder.current
+            // A body or a progress handler is the caller's own: such a read is not shared.
+            guard request.body == nil, request.bodyFile == nil, request.progress == nil else {
+                let version = feed.version
+                return Self.start({ next(request) }, feed: feed) { result in
+                    recorder?.record(request, result, feed: feed, since: version)
+                    promise(result)
+                }
+            }
             let key = FlightKey(
-                path: request.path, query: request.query, headers: request.headers, storedOnly: storedOnly)
-            let waiter = Flight.Waiter(
-                promise: promise, receipt: AnswerReceipt.current, recorder: ReadRecorder.current)
+                path: request.path, query: request.query, headers: request.headers,
+                isRetryable: request.isRetryable, account: account(), storedOnly: ReadRecorder.storedOnly,
+                resource: StoredResponseKey.resource(of: request.path))
+            let waiter = Flight.Waiter(promise: promise, receipt: receipt, recorder: recorder)
             // Join the flight in the air, or start one.
             var joined: (flight: Flight, id: Int)?
             var started: Flight?
             while joined == nil {
                 let (flight, isNew) = flights.withLock { flights -> (Flight, Bool) in
                     if let flight = flights[key] { return (flight, false) }
-                    let flight = Flight()
+                    let flight = Flight(version: feed.version)
                     flights[key] = flight
                     return (flight, true)
                 }
@@ -122,7 +194,7 @@ public struct LiveMiddleware: Middleware {
                     joined = (flight, id)
                     if isNew { started = flight }
                 } else {
-                    // Answered a moment ago: gone from the table once its callers are told.
+                    // Closed a moment ago: gone from the table once its callers are told.
                     flights.withLock { if $0[key] === flight { $0[key] = nil } }
                 }
             }
@@ -132,57 +204,36 @@ public struct LiveMiddleware: Middleware {
                 // came from, and whether a store answered a watch's first look.
                 let shared = AnswerReceipt()
                 let sharedRecorder = ReadRecorder()
-                let finish: @Sendable (Result<BackendResponse, ServiceError>) -> Void = { result in
-                    let waiters = flight.state.withLock { state in
-                        state.done = true
-                        return Array(state.waiters.values)
-                    }
-                    flights.withLock { if $0[key] === flight { $0[key] = nil } }
-                    for waiter in waiters {
-                        if case .stored(let savedAt) = shared.source {
-                            waiter.receipt?.record(.stored(savedAt: savedAt))
-                        }
-                        waiter.receipt?.record(pendingWrites: shared.pendingWrites)
-                        if sharedRecorder.consultedStore { waiter.recorder?.noteStoreConsulted() }
-                        waiter.recorder?.record(request, result, feed: feed)
-                        waiter.promise(result)
-                    }
-                }
-                // An answer that comes while starting (in the values set here for the chain
-                // behind) is handed on after, so that the callers' next requests start in their own.
-                let early = Locked((starting: true, result: Result<BackendResponse, ServiceError>?.none))
                 let work = shared.collectStarts {
-                    ChangeFeed.$current.withValue(feed) {
-                        ReadRecorder.$current.withValue(sharedRecorder) {
-                            next(request).start { result in
-                                let now = early.withLock { early -> Bool in
-                                    guard early.starting else { return true }
-                                    early.result = result
-                                    return false
-                                }
-                                if now { finish(result) }
+                    Self.start({ next(request) }, feed: feed, recorder: sharedRecorder) { result in
+                        let waiters = flight.state.withLock { state in
+                            state.closed = true
+                            defer { state.waiters = [:] }
+                            return Array(state.waiters.values)
+                        }
+                        flights.withLock { if $0[key] === flight { $0[key] = nil } }
+                        for waiter in waiters {
+                            if case .stored(let savedAt) = shared.source {
+                                waiter.receipt?.record(.stored(savedAt: savedAt))
                             }
+                            waiter.receipt?.record(pendingWrites: shared.pendingWrites)
+                            if sharedRecorder.consultedStore { waiter.recorder?.noteStoreConsulted() }
+                            waiter.recorder?.record(request, result, feed: feed, since: flight.version)
+                            waiter.promise(result)
                         }
                     }
                 }
-                if let result = early.withLock({ early in
-                    early.starting = false
-                    return early.result
-                }) {
-                    finish(result)
-                }
-                let cancelNow = flight.state.withLock { state -> Bool in
-                    state.work = work
-                    return state.waiters.isEmpty && !state.done
-                }
-                if cancelNow { work.cancel() }
+                flight.state.withLock { $0.work = work }
             }
             let token = CancellationToken()
             token.onCancel {
-                // This caller stops waiting; the request stops when nobody waits.
+                // This caller stops waiting; the request stops when nobody waits, and nobody
+                // joins it after.
                 let (left, work) = flight.state.withLock { state -> (Flight.Waiter?, (any Cancellable)?) in
                     let left = state.waiters.removeValue(forKey: id)
-                    return (left, state.waiters.isEmpty && !state.done ? state.work : nil)
+                    guard left != nil, state.waiters.isEmpty, !state.closed else { return (left, nil) }
+                    state.closed = true
+                    return (left, state.work)
                 }
                 left?.promise(.failure(.cancelled))
                 if let work {
@@ -198,7 +249,10 @@ public struct LiveMiddleware: Middleware {
 extension Middleware where Self == LiveMiddleware {
     /// Tells watched reads when writes touch what they read, and shares identical reads in
     /// flight; see ``LiveMiddleware``. List it first.
-    public static func live() -> LiveMiddleware {
-        LiveMiddleware()
+    ///
+    /// - Parameter account: who is signed in now (a user id); reads of different accounts
+    ///   never share a request.
+    public static func live(account: @escaping @Sendable () -> String = { "" }) -> LiveMiddleware {
+        LiveMiddleware(account: account)
     }
 }

@@ -45,6 +45,8 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     }
 
     /// Starts watching: the first snapshot comes at once (stored) or after the network answers.
+    /// The watch ends when the consuming task is cancelled or the iterator is released (the
+    /// loop left).
     public func makeAsyncIterator() -> AsyncStream<Snapshot<Value>>.Iterator {
         let (stream, continuation) = AsyncStream.makeStream(
             of: Snapshot<Value>.self, bufferingPolicy: .bufferingNewest(1))
@@ -64,13 +66,18 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         into continuation: AsyncStream<Snapshot<Value>>.Continuation
     ) async {
         let (changes, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let refreshSubscription = refreshes.subscribe { signal.yield() }
+        // A refresh asked for by hand is shown (`isRefreshing`) and always answered.
+        let refreshAsked = Locked(false)
+        let refreshSubscription = refreshes.subscribe {
+            refreshAsked.withLock { $0 = true }
+            signal.yield()
+        }
         defer { refreshSubscription.cancel() }
         var subscriptions: [ChangeFeed.Subscription] = []
         // Cancelled when the watch ends; the use here also keeps them alive until then (an
         // optimized build may release a value after its last use).
         defer { for subscription in subscriptions { subscription.cancel() } }
-        var last: [ReadRecorder.Read]?
+        var last: (snapshot: Snapshot<Value>, reads: [ReadRecorder.Read])?
 
         // 1. What the stores hold, without asking the network.
         var ready: Run?
@@ -82,32 +89,53 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
             var snapshot = stored.snapshot
             snapshot.isRefreshing = true
             continuation.yield(snapshot)
-            last = stored.reads
+            last = (snapshot, stored.reads)
         }
         var iterator = changes.makeAsyncIterator()
         repeat {
             guard !Task.isCancelled else { return }
             var next = ready
-            if next == nil { next = await attempt(read, storedOnly: false) }
             ready = nil
-            guard let run = next, !Task.isCancelled else { return }
-            guard !Task.isCancelled else { return }
-            // Subscribed before the snapshot goes out, to what this run asked for.
-            subscriptions = run.feeds.map { feed in
-                feed.subscribe(Set(run.reads.map(\.resource).filter { !$0.isEmpty })) { signal.yield() }
+            var answersRefresh = false
+            if next == nil {
+                if refreshAsked.withLock({ asked in
+                    defer { asked = false }
+                    return asked
+                }), var shown = last?.snapshot {
+                    answersRefresh = true
+                    if !shown.isRefreshing {
+                        shown.isRefreshing = true
+                        continuation.yield(shown)
+                    }
+                }
+                next = await attempt(read, storedOnly: false)
             }
-            // Without a `LiveMiddleware` nothing tells two runs apart: each is told.
-            if run.reads.count <= 1 || run.reads != last {
+            guard let run = next, !Task.isCancelled else { return }
+            // Subscribed before the snapshot goes out, to what this run asked for; a change
+            // that touched it while its requests were in flight is read again at once.
+            let resources = Set(run.reads.map(\.resource).filter { !$0.isEmpty })
+            subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.yield() } }
+            if run.feeds.contains(where: { feed, since in feed.changed(since: since, touching: resources) }) {
+                signal.yield()
+            }
+            // Told unless it repeats the last snapshot: the same answers, from the same source,
+            // and nothing shown as refreshing. Without a `LiveMiddleware` nothing tells two runs
+            // apart: each is told.
+            if answersRefresh || last?.snapshot.isRefreshing != false || run.reads.count <= 1
+                || run.reads != last?.reads
+            {
                 continuation.yield(run.snapshot)
             }
-            last = run.reads
+            last = (run.snapshot, run.reads)
         } while await iterator.next() != nil
     }
 
     /// One run of the read: its snapshot, what it asked for, the feeds of the middleware its
-    /// requests passed, and whether a store answered without the network.
+    /// requests passed (with their versions when the first was sent), and whether a store
+    /// answered without the network.
     private typealias Run = (
-        snapshot: Snapshot<Value>, reads: [ReadRecorder.Read], feeds: [ChangeFeed], consultedStore: Bool
+        snapshot: Snapshot<Value>, reads: [ReadRecorder.Read], feeds: [(feed: ChangeFeed, since: Int)],
+        consultedStore: Bool
     )
 
     /// One run of `read`, collecting where its answers came from and what it asked for.
@@ -129,7 +157,11 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         }
         let snapshot = Snapshot(
             result: result, source: receipt.source, pendingWrites: receipt.pendingWrites, isRefreshing: false)
-        return (snapshot, recorder.reads + Self.sourceMark(receipt), recorder.feeds, recorder.consultedStore)
+        // In a fixed order: reads made side by side answer in any order.
+        let reads = recorder.reads.sorted {
+            ($0.resource, $0.query, $0.answer) < ($1.resource, $1.query, $1.answer)
+        }
+        return (snapshot, reads + Self.sourceMark(receipt), recorder.feeds, recorder.consultedStore)
     }
 
     /// Where the answers came from and how many pending writes they hold, so that two runs with

@@ -17,11 +17,24 @@ package final class ReadRecorder: Sendable {
         var answer: String
         /// The answer's body: compared whole, since `Data`'s hash reads only part of it.
         var body = Data()
+        /// The answer's paging header fields (see ``pagingFields(of:)``).
+        var paging: [HTTPHeaders.Field] = []
+
+        /// The header fields paging reads, which change when a write lands on another page
+        /// while this page's body stays the same: `Link`, and names holding `total`, `count`,
+        /// `page` or `cursor` (`X-Total-Count`, `X-Next-Page`). Other fields (`Date`, request
+        /// ids) change with every answer and are left out.
+        static func pagingFields(of headers: HTTPHeaders) -> [HTTPHeaders.Field] {
+            headers.filter { field in
+                let name = field.name.lowercased()
+                return name == "link" || ["total", "count", "page", "cursor"].contains { name.contains($0) }
+            }
+        }
     }
 
     private struct Fields {
         var reads: [Read] = []
-        var feeds: [ObjectIdentifier: ChangeFeed] = [:]
+        var feeds: [ObjectIdentifier: (feed: ChangeFeed, since: Int)] = [:]
         var consultedStore = false
     }
 
@@ -36,9 +49,12 @@ package final class ReadRecorder: Sendable {
 
     package init() {}
 
-    /// Notes a `GET` of `request` answered with `result`, through the middleware of `feed`.
-    func record(_ request: BackendRequest, _ result: Result<BackendResponse, ServiceError>, feed: ChangeFeed)
-    {
+    /// Notes a `GET` of `request` answered with `result`, through the middleware of `feed`,
+    /// sent when the feed's version was `version`.
+    func record(
+        _ request: BackendRequest, _ result: Result<BackendResponse, ServiceError>, feed: ChangeFeed,
+        since version: Int
+    ) {
         var read = Read(
             resource: StoredResponseKey.resource(of: request.path),
             query: QueryString.encode(keepingCommas: true, request.query), answer: "")
@@ -46,12 +62,14 @@ package final class ReadRecorder: Sendable {
         case .success(let response):
             read.answer = "\(response.status)"
             read.body = response.body
+            read.paging = Read.pagingFields(of: response.headers)
         case .failure(let error):
             read.answer = "\(error)"
         }
         fields.withLock { fields in
             fields.reads.append(read)
-            fields.feeds[ObjectIdentifier(feed)] = feed
+            let since = fields.feeds[ObjectIdentifier(feed)].map { min($0.since, version) } ?? version
+            fields.feeds[ObjectIdentifier(feed)] = (feed, since)
         }
     }
 
@@ -71,8 +89,9 @@ package final class ReadRecorder: Sendable {
         fields.withLock { $0.reads }
     }
 
-    /// The feeds of the middleware the reads went through.
-    var feeds: [ChangeFeed] {
+    /// The feeds of the middleware the reads went through, each with its version when the
+    /// first of those reads was sent.
+    var feeds: [(feed: ChangeFeed, since: Int)] {
         fields.withLock { Array($0.feeds.values) }
     }
 }

@@ -53,7 +53,7 @@ private func gets(_ server: InMemoryBackend, _ path: String) -> Int {
     server.requests.filter { $0.method == .get && StoredResponseKey.resource(of: $0.path) == path }.count
 }
 
-@Suite("Live queries: watched reads")
+@Suite("Live queries: watched reads", .timeLimit(.minutes(2)))
 struct LiveWatchTests {
     @Test("network first, then a new snapshot after a write through the chain")
     func networkThenWrite() async throws {
@@ -134,6 +134,57 @@ struct LiveWatchTests {
         #expect(try await next(&snapshots).value?.entity["ratings"] == [4, 5])
     }
 
+    @Test("a write that lands while a watch's read is in flight is read again once that read answers")
+    func writeDuringRead() async throws {
+        let server = try server()
+        let hold = AnswerHold()
+        let posts = LivePostRepository(backend: server.with(.live(), hold))
+        let (counts, sink) = AsyncStream.makeStream(of: Int.self)
+        let watching = Task {
+            for await snapshot in posts.watch({ try await $0.findAll().value }) {
+                sink.yield(snapshot.value?.count ?? -1)
+            }
+        }
+        defer { watching.cancel() }
+        // The server answered the watch's read (two posts); the answer waits while a write lands.
+        await hold.held()
+        _ = try await posts.create(NewLivePost(userId: 1, title: "Meanwhile")).value
+        hold.release()
+        var iterator = counts.makeAsyncIterator()
+        #expect(await iterator.next() == 2)
+        #expect(await iterator.next() == 3)
+    }
+
+    @Test("a read that starts after a write never joins a request sent before it")
+    func noStaleSharing() async throws {
+        let server = try server()
+        let hold = AnswerHold()
+        let posts = LivePostRepository(backend: server.with(.live(), hold))
+        let before = Task { try await posts.findAll().value }
+        await hold.held()
+        _ = try await posts.create(NewLivePost(userId: 1, title: "Written")).value
+        // Sent anew (the held request is still in the air): it sees the write.
+        #expect(try await posts.findAll().value.count == 3)
+        hold.release()
+        #expect(try await before.value.count == 2)
+        #expect(gets(server, "posts") == 2)
+    }
+
+    @Test("a page whose body is unchanged is told when its paging header fields change")
+    func pagingHeaders() async throws {
+        let server = try server()
+        let posts = LivePostRepository(backend: server.with(.live()))
+        var iterator = posts.watch { posts in
+            let page = try await posts.send(.get, ["posts"], query: ["_page": 1, "_limit": 1]).value
+            return page.headers["X-Total-Count"] ?? ""
+        }
+        .makeAsyncIterator()
+        #expect(try await next(&iterator).value == "2")
+        // Lands on a later page: page 1's body stays the same, its total does not.
+        _ = try await posts.create(NewLivePost(userId: 1, title: "Third")).value
+        #expect(try await next(&iterator).value == "3")
+    }
+
     @Test("which paths a change touches")
     func touches() {
         let patch = ChangeFeed.Change(.patch, path: "/posts/7")
@@ -193,9 +244,20 @@ struct LiveWatchTests {
         live.invalidate(path: "posts")
         #expect(try await next(&iterator).value?.count == 3)
         _ = try await server.send(BackendRequest(method: .delete, path: "posts/1")).value
+        // A refresh by hand shows what is on screen as refreshing, then the answer.
         watch.refresh()
+        let refreshing = try await next(&iterator)
+        #expect(refreshing.isRefreshing)
+        #expect(refreshing.value?.count == 3)
         let after = try await next(&iterator)
         #expect(after.value?.count == 2, "\(after.result)")
+        #expect(!after.isRefreshing)
+        // Answered even when nothing changed, so that the refreshing one is not the last.
+        watch.refresh()
+        #expect(try await next(&iterator).isRefreshing)
+        let same = try await next(&iterator)
+        #expect(!same.isRefreshing)
+        #expect(same.value?.count == 2)
     }
 
     @Test("a read that fails is a snapshot with the error; the watch goes on")
@@ -260,32 +322,36 @@ struct LiveWatchTests {
         #expect(counts == Array(repeating: 3, count: 1000))
     }
 
-    @Test("cancelling the consuming task ends the watch and releases its read")
-    func cancellationReleases() async throws {
+    @Test(
+        "cancelling the consuming task, or leaving the loop, ends the watch and releases its read",
+        arguments: [false, true])
+    func endingReleases(byBreak: Bool) async throws {
         let server = try server()
         let live = LiveMiddleware()
         let posts = LivePostRepository(backend: server.with(live))
-        weak var released: Probe?
+        let (releases, released) = AsyncStream.makeStream(of: Void.self)
         let task: Task<Void, Never>
         do {
-            let probe = Probe()
-            released = probe
+            let probe = Probe { released.yield() }
             let watch = posts.watch { repository in
                 _ = probe
                 return try await repository.findAll().value
             }
             let (first, firstArrived) = AsyncStream.makeStream(of: Void.self)
             task = Task {
-                for await _ in watch { firstArrived.yield() }
+                for await _ in watch {
+                    firstArrived.yield()
+                    if byBreak { break }
+                }
             }
             for await _ in first { break }
         }
         #expect(live.feed.subscriberCount == 1)
-        task.cancel()
+        if !byBreak { task.cancel() }
         await task.value
-        // The watch's own task ends after the iteration does: wait (bounded) for its release.
-        for _ in 0..<10_000 where released != nil || live.feed.subscriberCount > 0 { await Task.yield() }
-        #expect(released == nil)
+        // The read (and what it holds) is released once the watch's own work has ended, and
+        // its subscription with it.
+        for await _ in releases { break }
         #expect(live.feed.subscriberCount == 0)
     }
 
@@ -315,7 +381,16 @@ struct LiveWatchTests {
 }
 
 /// Something a watched read holds, to see it released.
-private final class Probe: Sendable {}
+/// Tells when it is released.
+private final class Probe: Sendable {
+    private let onRelease: @Sendable () -> Void
+
+    init(onRelease: @escaping @Sendable () -> Void) {
+        self.onRelease = onRelease
+    }
+
+    deinit { onRelease() }
+}
 
 /// A backend that holds every request until opened, and counts what it was sent.
 private final class GatedBackend: Backend, Sendable {
@@ -378,6 +453,61 @@ private struct StartCounter: Middleware {
                 gate.open()
             }
             return work
+        }
+    }
+}
+
+/// Lets requests reach the server, and holds the first `GET`'s answer until ``release()``.
+private final class AnswerHold: Middleware, Sendable {
+    private struct State {
+        var holding = false
+        var released = false
+        var answer: (@Sendable () -> Void)?
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Locked(State())
+
+    /// Returns once the first `GET`'s answer is held.
+    func held() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.holding { return true }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Hands the held answer on.
+    func release() {
+        let answer = state.withLock { state in
+            state.released = true
+            defer { state.answer = nil }
+            return state.answer
+        }
+        answer?()
+    }
+
+    func intercept(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        let future = next(request)
+        guard request.method == .get else { return future }
+        return Future { [state] promise in
+            future.start { result in
+                let (hold, waiter) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                    guard !state.holding, !state.released else { return (false, nil) }
+                    state.holding = true
+                    state.answer = { promise(result) }
+                    defer { state.waiter = nil }
+                    return (true, state.waiter)
+                }
+                waiter?.resume()
+                if !hold { promise(result) }
+            }
         }
     }
 }
