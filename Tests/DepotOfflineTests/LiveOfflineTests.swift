@@ -20,7 +20,7 @@ private struct NoteRepository: CRUDRepository {
 }
 
 /// The next snapshot of `iterator`, failing the test when the watch ended.
-private func next<Value>(_ iterator: inout AsyncStream<Snapshot<Value>>.Iterator) async throws -> Snapshot<
+private func next<Value>(_ iterator: inout LiveWatch<Value>.Iterator) async throws -> Snapshot<
     Value
 > {
     try #require(await iterator.next())
@@ -29,7 +29,7 @@ private func next<Value>(_ iterator: inout AsyncStream<Snapshot<Value>>.Iterator
 /// The first of the next (at most 10) snapshots that passes `test`: a change may make more than
 /// one snapshot on its way (one per outbox event).
 private func first<Value>(
-    _ iterator: inout AsyncStream<Snapshot<Value>>.Iterator, where test: (Snapshot<Value>) -> Bool
+    _ iterator: inout LiveWatch<Value>.Iterator, where test: (Snapshot<Value>) -> Bool
 ) async throws -> Snapshot<Value> {
     for _ in 0..<10 {
         let snapshot = try await next(&iterator)

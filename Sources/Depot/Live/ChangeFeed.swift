@@ -60,10 +60,13 @@ package final class ChangeFeed: Sendable {
         state.withLock { state in
             guard version < state.version else { return false }
             guard let oldest = state.recent.first?.version, oldest <= version + 1 else { return true }
-            return state.recent.contains { entry in
-                entry.version > version
-                    && entry.changes.contains { change in resources.contains { change.touches($0) } }
+            for entry in state.recent.reversed() {
+                guard entry.version > version else { return false }
+                if entry.changes.contains(where: { change in resources.contains { change.touches($0) } }) {
+                    return true
+                }
             }
+            return false
         }
     }
 

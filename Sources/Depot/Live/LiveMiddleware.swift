@@ -184,9 +184,11 @@ public struct LiveMiddleware: Middleware {
             var joined: (flight: Flight, id: Int)?
             var started: Flight?
             while joined == nil {
+                // Taken before the request can be sent: changes after it may be missing.
+                let version = feed.version
                 let (flight, isNew) = flights.withLock { flights -> (Flight, Bool) in
                     if let flight = flights[key] { return (flight, false) }
-                    let flight = Flight(version: feed.version)
+                    let flight = Flight(version: version)
                     flights[key] = flight
                     return (flight, true)
                 }

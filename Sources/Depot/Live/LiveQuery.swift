@@ -9,9 +9,11 @@ import Observation
 ///     @State private var posts = LiveQuery(repository.watch { try await $0.findAll().value })
 ///
 ///     var body: some View {
-///         List(posts.value ?? []) { post in Text(post.title) }
-///             .overlay { if posts.isRefreshing { ProgressView() } }
-///             .refreshable { posts.refresh() }
+///         VStack {
+///             List(posts.value ?? []) { post in Text(post.title) }
+///             Button("Reload") { posts.refresh() }
+///         }
+///         .opacity(posts.isRefreshing ? 0.6 : 1)
 ///     }
 /// }
 /// ```
@@ -26,7 +28,8 @@ public final class LiveQuery<Value: Sendable> {
     public private(set) var value: Value?
     /// The error of the latest read, `nil` once one succeeds again.
     public private(set) var error: (any Error)?
-    /// Whether a fresher answer is on its way: while the stored answer is shown.
+    /// Whether a fresher answer is on its way: while the stored answer is shown, and after
+    /// ``refresh()`` until its answer comes.
     public private(set) var isRefreshing = true
     /// Where the latest answers came from.
     public private(set) var source: AnswerSource = .network
@@ -52,8 +55,9 @@ public final class LiveQuery<Value: Sendable> {
         task.withLock { $0 }?.cancel()
     }
 
-    /// Reads again now.
+    /// Reads again now; ``isRefreshing`` until the answer comes.
     public func refresh() {
+        isRefreshing = true
         watch.refresh()
     }
 

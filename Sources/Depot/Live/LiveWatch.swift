@@ -20,10 +20,13 @@ import Foundation
 ///    that succeeded or was queued, a replay, a refused write rolled back,
 ///    ``LiveMiddleware/invalidate(path:)``, or ``refresh()``.
 ///
-/// A snapshot whose answers are the same bytes from the same source as the one before is not
-/// repeated. The read may make several requests (a record and its comments): it depends on
-/// all of them. Changes are learnt from the ``LiveMiddleware`` the read's requests pass: without
-/// one in the chain, only ``refresh()`` reads again.
+/// A snapshot whose answers are the same (bodies and paging header fields, from the same
+/// source) as the one before is not repeated, except to end a refresh: the network's turn after
+/// a stored snapshot, and the answer to ``refresh()``. A change that lands while the read's requests are in
+/// flight makes it read again once they have answered. The read may make several requests (a
+/// record and its comments): it depends on all of them. Changes are learnt from the
+/// ``LiveMiddleware`` the read's requests pass: without one in the chain, only ``refresh()``
+/// reads again.
 ///
 /// Cancelling the task that iterates (or leaving the loop) ends the watch and releases what it
 /// holds.
@@ -39,107 +42,126 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         self.read = read
     }
 
-    /// Reads again now, in every iteration of this watch.
+    /// Reads again now, in every iteration of this watch: each delivers the answer, even when
+    /// it is the same as the last.
     public func refresh() {
         refreshes.fire()
     }
 
     /// Starts watching: the first snapshot comes at once (stored) or after the network answers.
-    /// The watch ends when the consuming task is cancelled or the iterator is released (the
-    /// loop left).
-    public func makeAsyncIterator() -> AsyncStream<Snapshot<Value>>.Iterator {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: Snapshot<Value>.self, bufferingPolicy: .bufferingNewest(1))
-        let read = read
-        let refreshes = refreshes
-        let task = Task {
-            await Self.run(read, refreshes: refreshes, into: continuation)
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream.makeAsyncIterator()
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(read: read, refreshes: refreshes)
     }
 
-    /// The watch's loop: the stored snapshot, the network's, then one per change.
-    private static func run(
-        _ read: @escaping @Sendable () async throws -> Value, refreshes: RefreshSignal,
-        into continuation: AsyncStream<Snapshot<Value>>.Continuation
-    ) async {
-        let (changes, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        // A refresh asked for by hand is shown (`isRefreshing`) and always answered.
-        let refreshAsked = Locked(false)
-        let refreshSubscription = refreshes.subscribe {
-            refreshAsked.withLock { $0 = true }
-            signal.yield()
-        }
-        defer { refreshSubscription.cancel() }
-        var subscriptions: [ChangeFeed.Subscription] = []
-        // Cancelled when the watch ends; the use here also keeps them alive until then (an
-        // optimized build may release a value after its last use).
-        defer { for subscription in subscriptions { subscription.cancel() } }
-        var last: (snapshot: Snapshot<Value>, reads: [ReadRecorder.Read])?
+    /// One iteration of a watch. Each ``next()`` makes its reads in the task that asks, and
+    /// waits there for the next change: nothing runs between two calls but the subscriptions
+    /// that note a change. Released (the loop left) or cancelled with its task, it ends the
+    /// watch and unsubscribes.
+    public struct Iterator: AsyncIteratorProtocol {
+        private let read: @Sendable () async throws -> Value
+        /// Signalled by the subscriptions and by ``LiveWatch/refresh()``.
+        private let signal: AsyncStream<Void>.Continuation
+        private var changes: AsyncStream<Void>.Iterator
+        /// Whether ``LiveWatch/refresh()`` was asked for since the last run.
+        private let refreshAsked = Locked(false)
+        private let refreshSubscription: ChangeFeed.Subscription
+        /// What the last run read subscribed to: cancelled when released.
+        private var subscriptions: [ChangeFeed.Subscription] = []
+        /// What the last snapshot told (not its value: a watch keeps no copy of what it shows).
+        private var last: (isRefreshing: Bool, reads: [ReadRecorder.Read])?
+        /// The stored look has been taken.
+        private var started = false
+        /// A run made by the stored look that was the network's (no store in the chain).
+        private var ready: Run?
+        /// Whether the next run reads without waiting for a change.
+        private var readsAtOnce = true
 
-        // 1. What the stores hold, without asking the network.
-        var ready: Run?
-        let stored = await attempt(read, storedOnly: true)
-        if !stored.consultedStore {
-            // No store in the chain: that was the network's answer.
-            ready = stored
-        } else if case .success = stored.snapshot.result, case .stored = stored.snapshot.source {
-            var snapshot = stored.snapshot
-            snapshot.isRefreshing = true
-            continuation.yield(snapshot)
-            last = (snapshot, stored.reads)
-        }
-        var iterator = changes.makeAsyncIterator()
-        repeat {
-            guard !Task.isCancelled else { return }
-            var next = ready
-            ready = nil
-            var answersRefresh = false
-            if next == nil {
-                if refreshAsked.withLock({ asked in
-                    defer { asked = false }
-                    return asked
-                }), var shown = last?.snapshot {
-                    answersRefresh = true
-                    if !shown.isRefreshing {
-                        shown.isRefreshing = true
-                        continuation.yield(shown)
-                    }
-                }
-                next = await attempt(read, storedOnly: false)
-            }
-            guard let run = next, !Task.isCancelled else { return }
-            // Subscribed before the snapshot goes out, to what this run asked for; a change
-            // that touched it while its requests were in flight is read again at once.
-            let resources = Set(run.reads.map(\.resource).filter { !$0.isEmpty })
-            subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.yield() } }
-            if run.feeds.contains(where: { feed, since in feed.changed(since: since, touching: resources) }) {
+        init(read: @escaping @Sendable () async throws -> Value, refreshes: RefreshSignal) {
+            self.read = read
+            let (changes, signal) = AsyncStream.makeStream(
+                of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            self.changes = changes.makeAsyncIterator()
+            self.signal = signal
+            let refreshAsked = refreshAsked
+            refreshSubscription = refreshes.subscribe {
+                refreshAsked.withLock { $0 = true }
                 signal.yield()
             }
-            // Told unless it repeats the last snapshot: the same answers, from the same source,
-            // and nothing shown as refreshing. Without a `LiveMiddleware` nothing tells two runs
-            // apart: each is told.
-            if answersRefresh || last?.snapshot.isRefreshing != false || run.reads.count <= 1
-                || run.reads != last?.reads
-            {
-                continuation.yield(run.snapshot)
+        }
+
+        /// The next snapshot: at first the stored one or the network's, then one after each
+        /// change; `nil` once the task is cancelled.
+        public mutating func next() async -> Snapshot<Value>? {
+            if !started {
+                started = true
+                // 1. What the stores hold, without asking the network.
+                let stored = await LiveWatch.attempt(read, storedOnly: true)
+                guard !Task.isCancelled else { return finish() }
+                if !stored.consultedStore {
+                    // No store in the chain: that was the network's answer.
+                    ready = stored
+                } else if case .success = stored.snapshot.result, case .stored = stored.snapshot.source {
+                    var snapshot = stored.snapshot
+                    snapshot.isRefreshing = true
+                    last = (true, stored.reads)
+                    return snapshot
+                }
             }
-            last = (run.snapshot, run.reads)
-        } while await iterator.next() != nil
+            while true {
+                if !readsAtOnce {
+                    guard await changes.next() != nil else { return finish() }
+                }
+                readsAtOnce = false
+                guard !Task.isCancelled else { return finish() }
+                let answersRefresh = refreshAsked.withLock { asked in
+                    defer { asked = false }
+                    return asked
+                }
+                var next = ready
+                ready = nil
+                if next == nil { next = await LiveWatch.attempt(read, storedOnly: false) }
+                guard let run = next, !Task.isCancelled else { return finish() }
+                // Subscribed before the snapshot goes out, to what this run asked for; a change
+                // that touched it while its requests were in flight is read again at once.
+                let resources = Set(run.reads.map(\.resource).filter { !$0.isEmpty })
+                let signal = signal
+                subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.yield() } }
+                if run.feeds.contains(where: { feed, since in feed.changed(since: since, touching: resources)
+                    })
+                {
+                    signal.yield()
+                }
+                // Told unless it repeats the last snapshot: the same answers, from the same
+                // source, and nothing shown as refreshing or asked for by hand. Without a
+                // `LiveMiddleware` nothing tells two runs apart: each is told.
+                let repeats =
+                    !answersRefresh && last?.isRefreshing == false && run.reads.count > 1
+                    && run.reads == last?.reads
+                last = (false, run.reads)
+                if !repeats { return run.snapshot }
+            }
+        }
+
+        /// Ends the watch: no more subscriptions.
+        private mutating func finish() -> Snapshot<Value>? {
+            subscriptions = []
+            refreshSubscription.cancel()
+            signal.finish()
+            return nil
+        }
     }
 
     /// One run of the read: its snapshot, what it asked for, the feeds of the middleware its
     /// requests passed (with their versions when the first was sent), and whether a store
     /// answered without the network.
-    private typealias Run = (
+    fileprivate typealias Run = (
         snapshot: Snapshot<Value>, reads: [ReadRecorder.Read], feeds: [(feed: ChangeFeed, since: Int)],
         consultedStore: Bool
     )
 
     /// One run of `read`, collecting where its answers came from and what it asked for.
-    private static func attempt(_ read: @escaping @Sendable () async throws -> Value, storedOnly: Bool) async
+    fileprivate static func attempt(_ read: @escaping @Sendable () async throws -> Value, storedOnly: Bool)
+        async
         -> Run
     {
         let recorder = ReadRecorder()

@@ -10,7 +10,8 @@ public struct Snapshot<Value: Sendable>: Sendable {
     /// How many writes not yet sent to the server the answers include (DepotOffline's
     /// local-first reads); `0` when they are the server's.
     public var pendingWrites: Int
-    /// Whether this is the stored answer shown while the network's is read.
+    /// Whether a fresher answer is on its way: the stored answer shown while the network's is
+    /// read.
     public var isRefreshing: Bool
 
     /// Creates a snapshot.
