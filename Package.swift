@@ -43,7 +43,11 @@ let package = Package(
             path: "Examples/OfflineDemo"
         ),
         // A list watched while another task writes: `swift run LiveDemo`.
-        .executableTarget(name: "LiveDemo", dependencies: ["Depot", "DepotFixtures"], path: "Examples/LiveDemo"),
+        .executableTarget(
+            name: "LiveDemo",
+            dependencies: ["Depot", "DepotFixtures"],
+            path: "Examples/LiveDemo"
+        ),
         // Depot next to the code a user would write by hand: `swift run -c release depot-benchmarks`
         // (`bash scripts/bench` for the network cases).
         .executableTarget(

@@ -126,11 +126,10 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 let resources = Set(run.reads.map(\.resource).filter { !$0.isEmpty })
                 let signal = signal
                 subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.yield() } }
-                if run.feeds.contains(where: { feed, since in feed.changed(since: since, touching: resources)
-                    })
-                {
-                    signal.yield()
+                let missed = run.feeds.contains { feed, since in
+                    feed.changed(since: since, touching: resources)
                 }
+                if missed { signal.yield() }
                 // Told unless it repeats the last snapshot: the same answers, from the same
                 // source, and nothing shown as refreshing or asked for by hand. Without a
                 // `LiveMiddleware` nothing tells two runs apart: each is told.
