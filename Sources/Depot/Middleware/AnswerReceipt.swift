@@ -31,7 +31,7 @@ public enum AnswerSource: Sendable, Hashable {
 /// same time do not write to it. Middleware that serves answers from storage reports them
 /// with ``record(_:)``; a middleware of your own reads ``current`` when a request starts.
 public final class AnswerReceipt: Sendable {
-    @TaskLocal private static var active: AnswerReceipt?
+    @TaskLocal static var active: AnswerReceipt?
     private let sources = Locked<AnswerSource?>(nil)
     private let pending = Locked(0)
 

@@ -161,7 +161,9 @@ final class TokenCoordinator: Sendable {
         -> Int
     {
         state.nextWaiter += 1
-        state.waiters[state.nextWaiter] = waiter
+        // Resumed by the refresh's task: in the waiting request's own task-local values.
+        let context = RequestContext.current
+        state.waiters[state.nextWaiter] = { result in context.run { waiter(result) } }
         return state.nextWaiter
     }
 

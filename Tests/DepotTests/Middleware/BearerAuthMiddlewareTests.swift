@@ -307,3 +307,38 @@ struct BearerAuthMiddlewareTests {
         #expect(backend.requests.map(\.path) == ["a", "a"])
     }
 }
+
+@Suite("TokenCoordinator")
+struct TokenCoordinatorContextTests {
+    @Test("requests that wait for one shared refresh resume in their own task-local values")
+    func waitersResumeInTheirOwnContext() async throws {
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let coordinator = TokenCoordinator(
+            token: { nil },
+            refresh: { _ in
+                for await _ in released { break }
+                return "fresh"
+            })
+        let receipts = (0..<3).map { _ in AnswerReceipt() }
+        let resumedIn = Locked([Int: ObjectIdentifier?]())
+        let (done, finished) = AsyncStream.makeStream(of: Void.self)
+        for (index, receipt) in receipts.enumerated() {
+            receipt.collectStarts {
+                _ = coordinator.replacement(for: nil).start { _ in
+                    resumedIn.withLock { $0[index] = AnswerReceipt.current.map(ObjectIdentifier.init) }
+                    finished.yield()
+                }
+            }
+        }
+        // All three wait (the first started the refresh): now it ends.
+        release.yield()
+        var count = 0
+        for await _ in done {
+            count += 1
+            if count == 3 { break }
+        }
+        let expected = Dictionary(
+            uniqueKeysWithValues: receipts.enumerated().map { ($0, ObjectIdentifier($1)) })
+        #expect(resumedIn.withLock { $0 } == expected.mapValues { Optional($0) })
+    }
+}
