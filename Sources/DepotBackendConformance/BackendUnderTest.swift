@@ -127,9 +127,10 @@ public struct ConformanceCheck: Sendable, CustomTestStringConvertible {
     public var testDescription: String { name }
 }
 
-/// The shared network suites besides ``FaultMatrix``: redirects, authentication, paging
-/// and transport (cancellation, compression, uploads from files) over real HTTP (httpbin and the DRF app that `bash scripts/test` starts).
+/// The shared network suites besides ``FaultMatrix``: redirects, authentication, paging,
+/// transport (cancellation, compression, uploads from files) and live queries over real HTTP
+/// (httpbin and the DRF app that `bash scripts/test` starts).
 public enum NetworkConformance {
-    /// Every check: ``redirects``, ``authentication``, ``paging`` and ``transport``.
-    public static var all: [ConformanceCheck] { redirects + authentication + paging + transport }
+    /// Every check: ``redirects``, ``authentication``, ``paging``, ``transport`` and ``live``.
+    public static var all: [ConformanceCheck] { redirects + authentication + paging + transport + live }
 }

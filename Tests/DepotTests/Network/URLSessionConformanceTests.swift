@@ -63,6 +63,10 @@ extension BackendUnderTest {
         try await check.run(on: .urlSession)
     }
 
+    @Test(arguments: NetworkConformance.live) func live(_ check: ConformanceCheck) async throws {
+        try await check.run(on: .urlSession)
+    }
+
     @Test func aSessionPassedInKeepsTheLimitToo() async throws {
         // On Linux such a session shows the body only to its own delegate: the limit is
         // checked once the body has arrived, with the same error.

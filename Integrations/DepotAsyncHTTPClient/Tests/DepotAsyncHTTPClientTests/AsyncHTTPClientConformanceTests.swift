@@ -49,4 +49,8 @@ extension BackendUnderTest {
     @Test(arguments: NetworkConformance.transport) func transport(_ check: ConformanceCheck) async throws {
         try await check.run(on: .asyncHTTPClient)
     }
+
+    @Test(arguments: NetworkConformance.live) func live(_ check: ConformanceCheck) async throws {
+        try await check.run(on: .asyncHTTPClient)
+    }
 }
