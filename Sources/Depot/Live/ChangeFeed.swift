@@ -103,7 +103,13 @@ package final class ChangeFeed: Sendable {
 
         /// A change of the record at `path`, or, when `isCollection`, of the collection there.
         package init(path: String, isCollection: Bool) {
-            segments = StoredResponseKey.resource(of: path).split(separator: "/")
+            self.init(
+                segments: StoredResponseKey.resource(of: path).split(separator: "/"),
+                isCollection: isCollection)
+        }
+
+        private init(segments: [Substring], isCollection: Bool) {
+            self.segments = segments
             self.isCollection = isCollection
         }
 
@@ -113,11 +119,13 @@ package final class ChangeFeed: Sendable {
             self.init(path: path, isCollection: method == .post)
         }
 
-        /// What a write to `path` changes, when no method tells: a path of one segment is a
-        /// collection (`posts`), a longer one a record (`posts/7`, `users/1/posts`).
+        /// What a change of `path` touches, when no method tells: a path whose last segment is
+        /// a number names a record (`posts/7`), any other a collection (`posts`,
+        /// `posts/7/comments`).
         package init(path: String) {
-            let resource = StoredResponseKey.resource(of: path)
-            self.init(path: resource, isCollection: !resource.contains("/"))
+            let segments = StoredResponseKey.resource(of: path).split(separator: "/")
+            let isRecord = segments.count >= 2 && segments.last?.allSatisfy(\.isNumber) == true
+            self.init(segments: segments, isCollection: !isRecord)
         }
 
         /// Whether a read of `resource` (a path without query or surrounding `/`) may answer
@@ -127,8 +135,8 @@ package final class ChangeFeed: Sendable {
         ///   listings;
         /// - the same record under another parent (`posts/7` and `users/1/posts/7`);
         /// - any listing of the collection changed (`posts`, `users/1/posts`);
-        /// - for a `POST` under a record (`movies/1/ratings`, `posts/7/comments`), that record,
-        ///   which an action may change.
+        /// - for a `POST` under a record (`movies/1/ratings`, `posts/7/publish`), what a change of
+        ///   that record touches: an action may change it.
         package func touches(_ resource: String) -> Bool {
             let read = resource.split(separator: "/")
             // The path itself, and what is under a record (`posts/7/comments`).
@@ -137,7 +145,11 @@ package final class ChangeFeed: Sendable {
             if !isCollection, segments.count == 1, let name = segments.first {
                 return read.last == name || read.dropLast().last == name
             }
-            if isCollection, segments.count >= 2, read.elementsEqual(segments.dropLast()) { return true }
+            if isCollection, segments.count >= 2,
+                Change(segments: Array(segments.dropLast()), isCollection: false).touches(resource)
+            {
+                return true
+            }
             if !isCollection, segments.count >= 2, read.count >= 2,
                 read.suffix(2).elementsEqual(segments.suffix(2))
             {

@@ -49,8 +49,9 @@ public struct LiveMiddleware: Middleware {
     }
 
     /// Tells the watches that depend on `path` to read again, as a write to it would: a path
-    /// of one segment names a collection (`posts`: its listings, also under a parent), a longer
-    /// one a record (`posts/7`: it, what is under it, and its collection's listings).
+    /// whose last segment is a number names a record (`posts/7`: it, what is under it, and its
+    /// collection's listings); any other a collection (`posts`, `posts/7/comments`: its
+    /// listings, also under a parent, and the record it lies under).
     public func invalidate(path: String) {
         feed.publish([ChangeFeed.Change(path: path)])
     }
@@ -82,26 +83,28 @@ public struct LiveMiddleware: Middleware {
     }
 
     /// Makes and starts `future` with this chain's feed as ``ChangeFeed/current`` (and, for a
-    /// shared read, `recorder` as ``ReadRecorder/current``) for the middleware behind, which
-    /// may read them when called and when started. An answer that
+    /// shared read, `recorder` and `receipt` as ``ReadRecorder/current`` and
+    /// ``AnswerReceipt/current``) for the middleware behind, which may read them when called
+    /// and when started. An answer that
     /// comes while starting is handed to `completion` only after, so that what the caller
     /// starts next does not run with those values.
     private static func start(
         _ future: () -> Future<BackendResponse, ServiceError>, feed: ChangeFeed,
-        recorder: ReadRecorder? = nil,
+        recorder: ReadRecorder? = nil, receipt: AnswerReceipt? = nil,
         completion: @escaping @Sendable (Result<BackendResponse, ServiceError>) -> Void
     ) -> any Cancellable {
         let early = Locked((starting: true, result: Result<BackendResponse, ServiceError>?.none))
-        let work = ChangeFeed.$current.withValue(feed) {
-            ReadRecorder.$current.withValue(recorder ?? ReadRecorder.current) {
-                future().start { result in
-                    let now = early.withLock { early -> Bool in
-                        guard early.starting else { return true }
-                        early.result = result
-                        return false
-                    }
-                    if now { completion(result) }
+        let context = RequestContext(
+            receipt: receipt ?? AnswerReceipt.current, recorder: recorder ?? ReadRecorder.current,
+            storedOnly: ReadRecorder.storedOnly, feed: feed)
+        let work = context.run {
+            future().start { result in
+                let now = early.withLock { early -> Bool in
+                    guard early.starting else { return true }
+                    early.result = result
+                    return false
                 }
+                if now { completion(result) }
             }
         }
         if let result = early.withLock({ early in
@@ -206,23 +209,24 @@ public struct LiveMiddleware: Middleware {
                 // came from, and whether a store answered a watch's first look.
                 let shared = AnswerReceipt()
                 let sharedRecorder = ReadRecorder()
-                let work = shared.collectStarts {
-                    Self.start({ next(request) }, feed: feed, recorder: sharedRecorder) { result in
-                        let waiters = flight.state.withLock { state in
-                            state.closed = true
-                            defer { state.waiters = [:] }
-                            return Array(state.waiters.values)
+                let work = Self.start(
+                    { next(request) }, feed: feed, recorder: sharedRecorder, receipt: shared
+                ) {
+                    result in
+                    let waiters = flight.state.withLock { state in
+                        state.closed = true
+                        defer { state.waiters = [:] }
+                        return Array(state.waiters.values)
+                    }
+                    flights.withLock { if $0[key] === flight { $0[key] = nil } }
+                    for waiter in waiters {
+                        if case .stored(let savedAt) = shared.source {
+                            waiter.receipt?.record(.stored(savedAt: savedAt))
                         }
-                        flights.withLock { if $0[key] === flight { $0[key] = nil } }
-                        for waiter in waiters {
-                            if case .stored(let savedAt) = shared.source {
-                                waiter.receipt?.record(.stored(savedAt: savedAt))
-                            }
-                            waiter.receipt?.record(pendingWrites: shared.pendingWrites)
-                            if sharedRecorder.consultedStore { waiter.recorder?.noteStoreConsulted() }
-                            waiter.recorder?.record(request, result, feed: feed, since: flight.version)
-                            waiter.promise(result)
-                        }
+                        waiter.receipt?.record(pendingWrites: shared.pendingWrites)
+                        if sharedRecorder.consultedStore { waiter.recorder?.noteStoreConsulted() }
+                        waiter.recorder?.record(request, result, feed: feed, since: flight.version)
+                        waiter.promise(result)
                     }
                 }
                 flight.state.withLock { $0.work = work }

@@ -75,6 +75,8 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         private var ready: Run?
         /// Whether the next run reads without waiting for a change.
         private var readsAtOnce = true
+        /// The watch has ended: every later call answers `nil`.
+        private var finished = false
 
         init(read: @escaping @Sendable () async throws -> Value, refreshes: RefreshSignal) {
             self.read = read
@@ -92,6 +94,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         /// The next snapshot: at first the stored one or the network's, then one after each
         /// change; `nil` once the task is cancelled.
         public mutating func next() async -> Snapshot<Value>? {
+            guard !finished, !Task.isCancelled else { return finish() }
             if !started {
                 started = true
                 // 1. What the stores hold, without asking the network.
@@ -113,13 +116,18 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 }
                 readsAtOnce = false
                 guard !Task.isCancelled else { return finish() }
-                let answersRefresh = refreshAsked.withLock { asked in
-                    defer { asked = false }
-                    return asked
-                }
+                // This run answers a refresh asked for before it starts reading (the stored
+                // look's run started earlier: a refresh asked for since is still to come).
                 var next = ready
                 ready = nil
-                if next == nil { next = await LiveWatch.attempt(read, storedOnly: false) }
+                var answersRefresh = false
+                if next == nil {
+                    answersRefresh = refreshAsked.withLock { asked in
+                        defer { asked = false }
+                        return asked
+                    }
+                    next = await LiveWatch.attempt(read, storedOnly: false)
+                }
                 guard let run = next, !Task.isCancelled else { return finish() }
                 // Subscribed before the snapshot goes out, to what this run asked for; a change
                 // that touched it while its requests were in flight is read again at once.
@@ -133,16 +141,20 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 // Told unless it repeats the last snapshot: the same answers, from the same
                 // source, and nothing shown as refreshing or asked for by hand. Without a
                 // `LiveMiddleware` nothing tells two runs apart: each is told.
+                // A refresh asked for while this run read is still to come: this answer says so.
+                var snapshot = run.snapshot
+                snapshot.isRefreshing = refreshAsked.withLock { $0 }
                 let repeats =
-                    !answersRefresh && last?.isRefreshing == false && run.reads.count > 1
-                    && run.reads == last?.reads
-                last = (false, run.reads)
-                if !repeats { return run.snapshot }
+                    !answersRefresh && !snapshot.isRefreshing && last?.isRefreshing == false
+                    && run.reads.count > 1 && run.reads == last?.reads
+                last = (snapshot.isRefreshing, run.reads)
+                if !repeats { return snapshot }
             }
         }
 
         /// Ends the watch: no more subscriptions.
         private mutating func finish() -> Snapshot<Value>? {
+            finished = true
             subscriptions = []
             refreshSubscription.cancel()
             signal.finish()

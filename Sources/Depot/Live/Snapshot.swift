@@ -11,7 +11,8 @@ public struct Snapshot<Value: Sendable>: Sendable {
     /// local-first reads); `0` when they are the server's.
     public var pendingWrites: Int
     /// Whether a fresher answer is on its way: the stored answer shown while the network's is
-    /// read.
+    /// read, or an answer that came while a ``LiveWatch/refresh()`` asked for after its read
+    /// began is still to come.
     public var isRefreshing: Bool
 
     /// Creates a snapshot.

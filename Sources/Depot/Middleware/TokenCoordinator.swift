@@ -49,7 +49,7 @@ final class TokenCoordinator: Sendable {
         Future { [self] completion in
             let waiter = state.withLock { state -> Int? in
                 guard state.refreshing else { return nil }
-                return Self.add({ completion(.success(try? $0.get())) }, to: &state)
+                return Self.add({ completion(.success(try? $0.get())) }, in: .current, to: &state)
             }
             guard let waiter else {
                 completion(.success(nil))
@@ -83,7 +83,12 @@ final class TokenCoordinator: Sendable {
     /// outcome of a new refresh, which this call starts.
     ///
     /// A refresh is shared: it is not cancelled when the request that started it is.
-    func replacement(for rejected: String?) -> Future<String, RefreshFailure> {
+    ///
+    /// The outcome reaches the caller in `context`: the task-local values of the request that
+    /// asks, not those of whichever task ends the refresh.
+    func replacement(for rejected: String?, in context: RequestContext = .current) -> Future<
+        String, RefreshFailure
+    > {
         Future { [self] completion in
             enum Step {
                 case use(String)
@@ -91,10 +96,10 @@ final class TokenCoordinator: Sendable {
                 case refresh(Int)
             }
             let step = state.withLock { state -> Step in
-                if state.refreshing { return .wait(Self.add(completion.complete, to: &state)) }
+                if state.refreshing { return .wait(Self.add(completion.complete, in: context, to: &state)) }
                 if let current = state.current, current != rejected { return .use(current) }
                 state.refreshing = true
-                return .refresh(Self.add(completion.complete, to: &state))
+                return .refresh(Self.add(completion.complete, in: context, to: &state))
             }
             switch step {
             case .use(let token):
@@ -157,12 +162,13 @@ final class TokenCoordinator: Sendable {
         }
     }
 
-    private static func add(_ waiter: @escaping @Sendable (RefreshResult) -> Void, to state: inout State)
-        -> Int
-    {
+    /// Adds a waiter, resumed by the refresh's task in `context`: the waiting request's own
+    /// task-local values.
+    private static func add(
+        _ waiter: @escaping @Sendable (RefreshResult) -> Void, in context: RequestContext,
+        to state: inout State
+    ) -> Int {
         state.nextWaiter += 1
-        // Resumed by the refresh's task: in the waiting request's own task-local values.
-        let context = RequestContext.current
         state.waiters[state.nextWaiter] = { result in context.run { waiter(result) } }
         return state.nextWaiter
     }

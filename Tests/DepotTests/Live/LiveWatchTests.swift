@@ -110,10 +110,18 @@ struct LiveWatchTests {
         _ = try await next(&listing)
         _ = try await next(&people)
 
+        // Who the write tells, seen where the watches are told (the feed tells synchronously,
+        // before the write's answer reaches its caller).
+        let told = Locked([String: Int]())
+        let listeners = ["posts/7", "posts", "users"].map { resource in
+            live.feed.subscribe([resource]) { told.withLock { $0[resource, default: 0] += 1 } }
+        }
         _ = try await posts.patch(7, with: ["title": "Edited"]).value
+        #expect(told.withLock { $0 } == ["posts/7": 1, "posts": 1])
+        for listener in listeners { listener.cancel() }
         #expect(try await next(&record).value?.title == "Edited")
         #expect(try await next(&listing).value?.last?.title == "Edited")
-        // The users watch was not told: its next snapshot is the one the invalidation makes.
+        // The users watch reads again only for a write to users.
         #expect(gets(server, "users") == 1)
         _ = try await users.create(LiveUser(id: 2, name: "Bo")).value
         #expect(try await next(&people).value?.count == 2)
@@ -153,6 +161,25 @@ struct LiveWatchTests {
         var iterator = counts.makeAsyncIterator()
         #expect(await iterator.next() == 2)
         #expect(await iterator.next() == 3)
+    }
+
+    @Test("a refresh asked for while a read is in flight marks that read's answer as refreshing")
+    func refreshDuringRead() async throws {
+        let server = try server()
+        let hold = AnswerHold()
+        let posts = LivePostRepository(backend: server.with(.live(), hold))
+        let watch = posts.watch { try await $0.findAll().value }
+        let (flags, sink) = AsyncStream.makeStream(of: Bool.self)
+        let watching = Task {
+            for await snapshot in watch { sink.yield(snapshot.isRefreshing) }
+        }
+        defer { watching.cancel() }
+        await hold.held()
+        watch.refresh()
+        hold.release()
+        var iterator = flags.makeAsyncIterator()
+        #expect(await iterator.next() == true)
+        #expect(await iterator.next() == false)
     }
 
     @Test("a read that starts after a write never joins a request sent before it")
@@ -204,18 +231,33 @@ struct LiveWatchTests {
         let nestedCreate = ChangeFeed.Change(.post, path: "users/1/posts")
         #expect(nestedCreate.touches("users/1/posts"))
         #expect(nestedCreate.touches("posts"))
+        // A POST under a record may change that record: it, and its collection's listings.
         #expect(nestedCreate.touches("users/1"))
-        #expect(!nestedCreate.touches("users"))
+        #expect(nestedCreate.touches("users"))
+        #expect(!nestedCreate.touches("users/2"))
+        let action = ChangeFeed.Change(.post, path: "posts/7/publish")
+        #expect(action.touches("posts/7"))
+        #expect(action.touches("posts"))
+        #expect(action.touches("users/1/posts"))
+        #expect(!action.touches("posts/8"))
+        #expect(!action.touches("users"))
         let nestedDelete = ChangeFeed.Change(.delete, path: "users/1/posts/3")
         #expect(nestedDelete.touches("users/1/posts/3"))
         #expect(nestedDelete.touches("posts/3"))
         #expect(nestedDelete.touches("users/1/posts"))
         #expect(!nestedDelete.touches("users/1"))
         #expect(!nestedDelete.touches("users"))
-        // By hand (`invalidate(path:)`): one segment is a collection, more a record.
+        // By hand (`invalidate(path:)`): a path ending in a number is a record, any other a
+        // collection.
         #expect(ChangeFeed.Change(path: "posts").touches("users/1/posts"))
         #expect(!ChangeFeed.Change(path: "posts").touches("posts/7"))
         #expect(ChangeFeed.Change(path: "posts/7").touches("posts"))
+        #expect(ChangeFeed.Change(path: "posts/7").touches("posts/7/comments"))
+        let comments = ChangeFeed.Change(path: "posts/7/comments")
+        #expect(comments.touches("posts/7/comments"))
+        #expect(comments.touches("comments"))
+        #expect(comments.touches("posts/7"))
+        #expect(!comments.touches("users/7"))
         let feed = ChangeFeed()
         let told = Locked(0)
         let subscription = feed.subscribe(["users"]) { told.withLock { $0 += 1 } }

@@ -341,4 +341,49 @@ struct TokenCoordinatorContextTests {
             uniqueKeysWithValues: receipts.enumerated().map { ($0, ObjectIdentifier($1)) })
         #expect(resumedIn.withLock { $0 } == expected.mapValues { Optional($0) })
     }
+
+    @Test("a request retried after a 401 that came on another thread keeps its own task-local values")
+    func retryKeepsItsContext() async throws {
+        let seen = Locked([ObjectIdentifier?]())
+        let auth = BearerAuthMiddleware(token: { "stale" }, refresh: { _ in "fresh" })
+        let backend = AsyncAuthServer().with(auth, ReceiptProbe(seen: seen))
+        let receipt = AnswerReceipt()
+        let response = try await receipt.collect { try await backend.send(BackendRequest(path: "me")).value }
+        #expect(response.status == 200)
+        // Sent twice (stale, then fresh); the retry in the caller's receipt too.
+        #expect(seen.withLock { $0 } == [ObjectIdentifier(receipt), ObjectIdentifier(receipt)])
+    }
+}
+
+/// Accepts only `Bearer fresh`, answering from another thread, as a network backend does.
+private struct AsyncAuthServer: Backend {
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        Future { promise in
+            DispatchQueue.global().async {
+                guard request.headers["Authorization"] == "Bearer fresh" else {
+                    let failure = FailureResponse(status: 401, headers: ["WWW-Authenticate": "Bearer"])
+                    promise(.failure(.unauthorized(failure, challenges: [])))
+                    return
+                }
+                promise(.success(BackendResponse(status: 200)))
+            }
+            return NotCancellable()
+        }
+    }
+}
+
+/// Notes the receipt each request carries when it passes.
+private struct ReceiptProbe: Middleware {
+    let seen: Locked<[ObjectIdentifier?]>
+
+    func intercept(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        let future = next(request)
+        return Future { [seen] promise in
+            seen.withLock { $0.append(AnswerReceipt.current.map(ObjectIdentifier.init)) }
+            return future.start { promise($0) }
+        }
+    }
 }
