@@ -138,12 +138,12 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                     feed.changed(since: since, touching: resources)
                 }
                 if missed { signal.yield() }
-                // Told unless it repeats the last snapshot: the same answers, from the same
-                // source, and nothing shown as refreshing or asked for by hand. Without a
-                // `LiveMiddleware` nothing tells two runs apart: each is told.
                 // A refresh asked for while this run read is still to come: this answer says so.
                 var snapshot = run.snapshot
                 snapshot.isRefreshing = refreshAsked.withLock { $0 }
+                // Told unless it repeats the last snapshot: the same answers, from the same
+                // source, and nothing shown as refreshing or asked for by hand. Without a
+                // `LiveMiddleware` nothing tells two runs apart: each is told.
                 let repeats =
                     !answersRefresh && !snapshot.isRefreshing && last?.isRefreshing == false
                     && run.reads.count > 1 && run.reads == last?.reads
