@@ -4,40 +4,6 @@ import Testing
 
 @testable import DepotOffline
 
-private struct Note: Codable, Identifiable, Sendable, Equatable {
-    var id: Int
-    var title: String
-}
-
-private struct NewNote: Encodable, Sendable {
-    var title: String
-}
-
-private struct NoteRepository: CRUDRepository {
-    typealias Entity = Note
-    let backend: any Backend
-    let name = "notes"
-}
-
-/// The next snapshot of `iterator`, failing the test when the watch ended.
-private func next<Value>(_ iterator: inout LiveWatch<Value>.Iterator) async throws -> Snapshot<
-    Value
-> {
-    try #require(await iterator.next())
-}
-
-/// The first of the next (at most 10) snapshots that passes `test`: a change may make more than
-/// one snapshot on its way (one per outbox event).
-private func first<Value>(
-    _ iterator: inout LiveWatch<Value>.Iterator, where test: (Snapshot<Value>) -> Bool
-) async throws -> Snapshot<Value> {
-    for _ in 0..<10 {
-        let snapshot = try await next(&iterator)
-        if test(snapshot) { return snapshot }
-    }
-    throw CancellationError()
-}
-
 @Suite("Live queries with DepotOffline", .timeLimit(.minutes(2)))
 struct LiveOfflineTests {
     /// A server with two notes, a store on a real file, and `.live()` in front of
@@ -129,6 +95,70 @@ struct LiveOfflineTests {
         _ = await setup.store.outbox.replay()
         let rolledBack = try await first(&iterator) { $0.value?.first?.title == "One" }
         #expect(rolledBack.pendingWrites == 0)
+    }
+}
+
+@Suite("Live and offline: one way down", .timeLimit(.minutes(2)))
+struct LiveOfflineLayerTests {
+    @Test("each write is published once: queued, replayed (a create and its server id together), sent online")
+    func eachWriteIsPublishedOnce() async throws {
+        let folder = try TemporaryFolder()
+        let server = try InMemoryBackend(database: Data(#"{"notes": [{"id": 1, "title": "One"}]}"#.utf8))
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let live = LiveMiddleware()
+        let notes = NoteRepository(backend: server.with(live, .offline(store)))
+        let start = live.feed.version
+
+        server.failAll(with: .noConnection)
+        guard case .failure(.queued) = await notes.create(NewNote(title: "Offline")).result else {
+            Issue.record("the create was not queued")
+            return
+        }
+        #expect(live.feed.version == start + 1)
+        guard case .failure(.queued) = await notes.patch(1, with: ["title": "Mine"]).result else {
+            Issue.record("the patch was not queued")
+            return
+        }
+        #expect(live.feed.version == start + 2)
+
+        // (A replay the queued patch started may send them first: this waits for it.)
+        server.stopFailing()
+        _ = await store.outbox.replay()
+        #expect(store.outbox.queuedCount == 0)
+        #expect(server.records(in: "notes").map { $0["title"] } == [.string("Mine"), .string("Offline")])
+        #expect(live.feed.version == start + 4)
+
+        _ = try await notes.patch(1, with: ["title": "Online"]).value
+        #expect(live.feed.version == start + 5)
+    }
+
+    @Test("the store tells its listeners with its lock free: a listener may use the store")
+    func nothingIsPublishedUnderTheStoresLock() async throws {
+        let folder = try TemporaryFolder()
+        let server = try InMemoryBackend(database: Data(#"{"notes": [{"id": 1, "title": "One"}]}"#.utf8))
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let notes = NoteRepository(backend: server.with(.live(), .offline(store)))
+        let heard = Locked([(free: Bool, entries: Int)]())
+        let subscription = store.outbox.subscribeChanges { _ in
+            // Under the store's lock this would wait for itself for ever: `try` first.
+            let free = (try? store.outbox.database.withConnectionIfFree { _ in true }) ?? nil
+            let entries = free == true ? (try? store.outbox.entries().count) ?? -1 : -1
+            heard.withLock { $0.append((free == true, entries)) }
+        }
+        defer { subscription.cancel() }
+
+        server.failAll(with: .noConnection)
+        _ = await notes.create(NewNote(title: "Offline")).result
+        _ = await notes.patch(1, with: ["title": "Mine"]).result
+        server.stopFailing()
+        _ = await store.outbox.replay()
+        #expect(store.outbox.queuedCount == 0)
+
+        let publications = heard.withLock { $0 }
+        #expect(publications.count == 2)
+        #expect(publications.allSatisfy { $0.free })
+        // Told after each entry left the file.
+        #expect(publications.map(\.entries) == [1, 0])
     }
 }
 

@@ -49,10 +49,19 @@ public struct BackendRequest: Sendable, Hashable {
         set { retryable = newValue }
     }
     private var retryable: Bool?
+    /// What the caller wants to learn back (the receipt of where the answer came from, a
+    /// watch's record of its reads): taken from the call the request is made in, and passed
+    /// on by every middleware that passes the request on. Not part of the request's equality.
+    public var context: RequestContext {
+        get { carried.value }
+        set { carried.value = newValue }
+    }
     /// The path as given or as built from segments.
     private var encodedPath: String
     /// The segments ``path`` was built from, while it still is.
     private var built = SegmentMemo()
+    /// The context, outside the request's equality.
+    private var carried = Carried(RequestContext.entered)
 
     /// The decoded segments ``path`` was built from by
     /// ``init(method:segments:query:headers:body:)``, so that a backend reads them
@@ -135,6 +144,18 @@ private struct SegmentMemo: Sendable, Hashable {
     var segments: [String]?
 
     static func == (lhs: SegmentMemo, rhs: SegmentMemo) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}
+
+/// A value a request carries beside what it is: never part of its equality or hash.
+private struct Carried<Value: Sendable>: Sendable, Hashable {
+    var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    static func == (lhs: Carried, rhs: Carried) -> Bool { true }
     func hash(into hasher: inout Hasher) {}
 }
 

@@ -4,11 +4,6 @@ import Foundation
 /// subscribes with the resources its reads depend on, and is signalled when a change touches
 /// one of them.
 package final class ChangeFeed: Sendable {
-    /// The feed of the ``LiveMiddleware`` a request is passing through, while it starts: a
-    /// middleware behind it that learns of changes on its own (DepotOffline's replays) publishes
-    /// them here.
-    @TaskLocal package static var current: ChangeFeed?
-
     private struct Subscriber {
         var resources: Set<String>
         var signal: @Sendable () -> Void
@@ -27,6 +22,9 @@ package final class ChangeFeed: Sendable {
     static let remembered = 256
 
     private let state = Locked(State())
+    /// The subscriptions this feed holds to the stores behind its middleware (see
+    /// ``ChangeSource``): ended with the feed.
+    private let sources = Locked([ObjectIdentifier: Subscription]())
     /// Called with each publication before any subscriber is told.
     private let beforePublish: @Sendable ([Change]) -> Void
 
@@ -37,7 +35,7 @@ package final class ChangeFeed: Sendable {
 
     /// The number of publications so far: note it when a read starts, and ask
     /// ``changed(since:touching:)`` once its watch has subscribed.
-    var version: Int {
+    package var version: Int {
         state.withLock { $0.version }
     }
 
@@ -68,6 +66,20 @@ package final class ChangeFeed: Sendable {
             }
             return false
         }
+    }
+
+    /// Publishes what `source` reports from now on, while this feed lives (once per store,
+    /// however many chains name it).
+    func follow(_ source: any ChangeSource) {
+        let id = source.changeSourceID
+        guard sources.withLock({ $0[id] == nil }) else { return }
+        let subscription = source.subscribeChanges { [weak self] changes in self?.publish(changes) }
+        let extra = sources.withLock { sources -> Subscription? in
+            guard sources[id] == nil else { return subscription }
+            sources[id] = subscription
+            return nil
+        }
+        extra?.cancel()
     }
 
     /// How many watches are subscribed now.
@@ -162,16 +174,16 @@ package final class ChangeFeed: Sendable {
     }
 
     /// A subscription to a feed; cancelled when released, or by ``cancel()``.
-    final class Subscription: Sendable {
+    package final class Subscription: Sendable {
         private let end: Locked<(@Sendable () -> Void)?>
 
-        init(_ end: @escaping @Sendable () -> Void) {
+        package init(_ end: @escaping @Sendable () -> Void) {
             self.end = Locked(end)
         }
 
         deinit { cancel() }
 
-        func cancel() {
+        package func cancel() {
             let end = self.end.withLock { end in
                 defer { end = nil }
                 return end

@@ -15,7 +15,7 @@ import Foundation
 /// asked for that record (`posts/7`), anything under it (`posts/7/comments`) or its collection
 /// (`posts?…`, `users/1/posts`) read again; watches of other resources (`users`) do not.
 /// DepotOffline's `.offline(store)` behind it also reports what its replays send, create and
-/// roll back. ``invalidate(path:)`` touches a path by hand (after a push notification, say).
+/// roll back: the middleware subscribes to the store when `with(...)` puts it in front. ``invalidate(path:)`` touches a path by hand (after a push notification, say).
 /// A read that was in flight when a change touched it is read again once it has answered.
 ///
 /// **Shared reads.** `GET`s in flight at the same moment with the same path, query, header
@@ -28,7 +28,7 @@ import Foundation
 /// it who is signed in (`.live(account: { session.userID })`): reads of two accounts never
 /// share a request.
 public struct LiveMiddleware: Middleware {
-    let feed: ChangeFeed
+    package let feed: ChangeFeed
     private let flights: Locked<[FlightKey: Flight]>
     private let account: @Sendable () -> String
 
@@ -62,13 +62,15 @@ public struct LiveMiddleware: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        let feed = feed
         switch request.method {
         case .get where request.destination == nil:
             return read(request, next: next)
         case .post, .put, .patch, .delete:
+            // A replay's write is reported by the store that replays it.
+            if request.context.isReplay { return next(request) }
+            let feed = feed
             return Future { promise in
-                Self.start({ next(request) }, feed: feed) { result in
+                next(request).start { result in
                     switch result {
                     case .success, .failure(.queued):
                         feed.publish([ChangeFeed.Change(request.method, path: request.path)])
@@ -78,42 +80,8 @@ public struct LiveMiddleware: Middleware {
                 }
             }
         default:
-            return Future { promise in Self.start({ next(request) }, feed: feed) { promise($0) } }
+            return next(request)
         }
-    }
-
-    /// Makes and starts `future` with this chain's feed as ``ChangeFeed/current`` (and, for a
-    /// shared read, `recorder` and `receipt` as ``ReadRecorder/current`` and
-    /// ``AnswerReceipt/current``) for the middleware behind, which may read them when called
-    /// and when started. An answer that
-    /// comes while starting is handed to `completion` only after, so that what the caller
-    /// starts next does not run with those values.
-    private static func start(
-        _ future: () -> Future<BackendResponse, ServiceError>, feed: ChangeFeed,
-        recorder: ReadRecorder? = nil, receipt: AnswerReceipt? = nil,
-        completion: @escaping @Sendable (Result<BackendResponse, ServiceError>) -> Void
-    ) -> any Cancellable {
-        let early = Locked((starting: true, result: Result<BackendResponse, ServiceError>?.none))
-        let context = RequestContext(
-            receipt: receipt ?? AnswerReceipt.current, recorder: recorder ?? ReadRecorder.current,
-            storedOnly: ReadRecorder.storedOnly, feed: feed)
-        let work = context.run {
-            future().start { result in
-                let now = early.withLock { early -> Bool in
-                    guard early.starting else { return true }
-                    early.result = result
-                    return false
-                }
-                if now { completion(result) }
-            }
-        }
-        if let result = early.withLock({ early in
-            early.starting = false
-            return early.result
-        }) {
-            completion(result)
-        }
-        return work
     }
 
     // MARK: - Shared reads
@@ -168,19 +136,19 @@ public struct LiveMiddleware: Middleware {
         let flights = flights
         let account = account
         return Future { promise in
-            let receipt = AnswerReceipt.current
-            let recorder = ReadRecorder.current
+            let receipt = request.context.receipt
+            let recorder = request.context.reads
             // A body or a progress handler is the caller's own: such a read is not shared.
             guard request.body == nil, request.bodyFile == nil, request.progress == nil else {
                 let version = feed.version
-                return Self.start({ next(request) }, feed: feed) { result in
+                return next(request).start { result in
                     recorder?.record(request, result, feed: feed, since: version)
                     promise(result)
                 }
             }
             let key = FlightKey(
                 path: request.path, query: request.query, headers: request.headers,
-                isRetryable: request.isRetryable, account: account(), storedOnly: ReadRecorder.storedOnly,
+                isRetryable: request.isRetryable, account: account(), storedOnly: request.context.storedOnly,
                 resource: StoredResponseKey.resource(of: request.path))
             let waiter = Flight.Waiter(promise: promise, receipt: receipt, recorder: recorder)
             // Join the flight in the air, or start one.
@@ -209,10 +177,10 @@ public struct LiveMiddleware: Middleware {
                 // came from, and whether a store answered a watch's first look.
                 let shared = AnswerReceipt()
                 let sharedRecorder = ReadRecorder()
-                let work = Self.start(
-                    { next(request) }, feed: feed, recorder: sharedRecorder, receipt: shared
-                ) {
-                    result in
+                var sent = request
+                sent.context.receipt = shared
+                sent.context.reads = sharedRecorder
+                let work = next(sent).start { result in
                     let waiters = flight.state.withLock { state in
                         state.closed = true
                         defer { state.waiters = [:] }
@@ -248,6 +216,16 @@ public struct LiveMiddleware: Middleware {
                 }
             }
             return token
+        }
+    }
+}
+
+extension LiveMiddleware: ChainAttached {
+    /// Subscribes to the stores of the chain behind that report changes of their own
+    /// (DepotOffline's replays), once each.
+    package func attach(to next: any Backend) {
+        for case let source as any ChangeSource in next.middlewareChain {
+            feed.follow(source)
         }
     }
 }

@@ -179,11 +179,10 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         let receipt = AnswerReceipt()
         let result: Result<Value, any Error>
         do {
-            let value = try await ReadRecorder.$current.withValue(recorder) {
-                try await ReadRecorder.$storedOnly.withValue(storedOnly) {
-                    try await receipt.collect { try await read() }
-                }
-            }
+            let value = try await RequestContext.entering(
+                { context in
+                    context = RequestContext(receipt: receipt, storedOnly: storedOnly, reads: recorder)
+                }, read)
             result = .success(value)
         } catch {
             result = .failure(error)
@@ -208,22 +207,14 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
 
 /// The ``LiveWatch/refresh()`` of a watch, told to each of its iterations.
 final class RefreshSignal: Sendable {
-    private let handlers = Locked((byID: [Int: @Sendable () -> Void](), nextID: 0))
+    private let handlers = Listeners<Void>()
 
     func fire() {
-        let all = handlers.withLock { Array($0.byID.values) }
-        for handler in all { handler() }
+        handlers.tell(())
     }
 
     func subscribe(_ handler: @escaping @Sendable () -> Void) -> ChangeFeed.Subscription {
-        let id = handlers.withLock { state in
-            defer { state.nextID += 1 }
-            state.byID[state.nextID] = handler
-            return state.nextID
-        }
-        return ChangeFeed.Subscription { [weak self] in
-            _ = self?.handlers.withLock { $0.byID.removeValue(forKey: id) }
-        }
+        handlers.add { _ in handler() }
     }
 }
 

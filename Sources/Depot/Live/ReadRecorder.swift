@@ -4,8 +4,8 @@ import Foundation
 /// each with its answer, and the middleware's change feed, so the watch
 /// re-reads when a write touches any of them (see ``LiveWatch``).
 ///
-/// Made by the watch, carried to the middleware as a task-local value (as ``AnswerReceipt``
-/// is), so that reads made elsewhere at the same time do not record into it.
+/// Made by the watch, carried to the middleware in each request's ``RequestContext`` (as
+/// ``AnswerReceipt`` is), so that reads made elsewhere at the same time do not record into it.
 package final class ReadRecorder: Sendable {
     /// One `GET` of the run.
     package struct Read: Equatable, Sendable {
@@ -50,13 +50,6 @@ package final class ReadRecorder: Sendable {
 
     private let fields = Locked(Fields())
 
-    /// The recorder of the run being made now, if it is a watched one.
-    @TaskLocal package static var current: ReadRecorder?
-    /// Whether the run wants only answers already stored (the first snapshot of a watch):
-    /// middleware that stores answers serves one without asking the network, or fails with
-    /// ``ServiceError/noConnection``.
-    @TaskLocal package static var storedOnly = false
-
     package init() {}
 
     /// Notes a `GET` of `request` answered with `result`, through the middleware of `feed`,
@@ -83,13 +76,13 @@ package final class ReadRecorder: Sendable {
         }
     }
 
-    /// Notes that a store answered (or found nothing) for ``storedOnly`` without asking the
-    /// network: middleware that stores answers calls it.
+    /// Notes that a store answered (or found nothing) for ``RequestContext/storedOnly`` without
+    /// asking the network: middleware that stores answers calls it.
     package func noteStoreConsulted() {
         fields.withLock { $0.consultedStore = true }
     }
 
-    /// Whether a store honoured ``storedOnly`` (otherwise the answers are the network's).
+    /// Whether a store honoured ``RequestContext/storedOnly`` (otherwise the answers are the network's).
     var consultedStore: Bool {
         fields.withLock { $0.consultedStore }
     }

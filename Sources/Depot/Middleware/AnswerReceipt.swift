@@ -19,19 +19,19 @@ public enum AnswerSource: Sendable, Hashable {
 /// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
 /// ```
 ///
-/// With completion handlers, start the future inside ``collectStarts(_:)``; the receipt
+/// With completion handlers, make and start the future inside ``collectStarts(_:)``; the receipt
 /// is complete when the completion runs:
 ///
 /// ```swift
 /// receipt.collectStarts { repository.findAll().start { result in render(result, receipt.source) } }
 /// ```
 ///
-/// The receipt travels with the call as a task-local value (and, for futures started
-/// inside ``collectStarts(_:)``, with the start itself), so calls made elsewhere at the
-/// same time do not write to it. Middleware that serves answers from storage reports them
-/// with ``record(_:)``; a middleware of your own reads ``current`` when a request starts.
+/// Each request made inside `collect` carries the receipt in its ``RequestContext``
+/// (``BackendRequest/context``), taken when the request is made, so calls made elsewhere at
+/// the same time do not write to it, and every middleware, built in or your own, passes it
+/// on with the request whatever thread it resumes on. Middleware that serves answers from
+/// storage reports them with ``record(_:)`` on `request.context.receipt`.
 public final class AnswerReceipt: Sendable {
-    @TaskLocal static var active: AnswerReceipt?
     private let sources = Locked<AnswerSource?>(nil)
     private let pending = Locked(0)
 
@@ -57,21 +57,22 @@ public final class AnswerReceipt: Sendable {
         pending.withLock { $0 }
     }
 
-    /// The receipt of the call being made now, if its caller collects one: read it when a
-    /// request starts, and keep it for when the answer comes.
+    /// The receipt of the call being made now, if its caller collects one.
+    @available(*, deprecated, message: "read request.context.receipt: the request carries its receipt")
     public static var current: AnswerReceipt? {
-        active
+        RequestContext.entered.receipt
     }
 
-    /// Runs `body` with this receipt collecting the sources of its answers.
+    /// Runs `body` with this receipt collecting the sources of the answers to the requests
+    /// made in it.
     public func collect<T>(_ body: () async throws -> T) async rethrows -> T {
-        try await Self.$active.withValue(self) { try await body() }
+        try await RequestContext.entering({ $0.receipt = self }, body)
     }
 
-    /// Runs `body`, which starts futures with completion handlers, with this receipt
-    /// collecting the sources of their answers (complete when each completion runs).
+    /// Runs `body`, which makes and starts futures with completion handlers, with this
+    /// receipt collecting the sources of their answers (complete when each completion runs).
     public func collectStarts<T>(_ body: () throws -> T) rethrows -> T {
-        try Self.$active.withValue(self) { try body() }
+        try RequestContext.entering({ $0.receipt = self }, body)
     }
 
     /// Notes that `count` writes not yet sent were applied to one answer (see

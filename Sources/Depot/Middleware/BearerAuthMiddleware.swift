@@ -57,13 +57,10 @@ public final class BearerAuthMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         guard !request.headers.contains("Authorization") else { return next(request) }
         let coordinator = coordinator
-        // The 401 arrives on the transport's thread: the retry is made in this request's own
-        // task-local values (its receipt, a watch's recorder), taken here.
-        let context = RequestContext.current
         return coordinator.token().flatMap { token in
             next(Self.signed(request, with: token)).recover { error in
                 guard case .unauthorized = error else { return .failure(error) }
-                return coordinator.replacement(for: token, in: context)
+                return coordinator.replacement(for: token)
                     .mapError { $0.error ?? error }
                     .flatMap { fresh in next(Self.signed(request, with: fresh)) }
             }

@@ -198,13 +198,13 @@ public final class CacheMiddleware: Middleware {
             let started = generation.withLock { $0 }
             let stored = (try? storage.response(for: key)).flatMap { $0.matches(request) ? $0 : nil }
             // A watch's first look (``LiveWatch``): what is stored, without asking the network.
-            if ReadRecorder.storedOnly {
-                ReadRecorder.current?.noteStoreConsulted()
+            if request.context.storedOnly {
+                request.context.reads?.noteStoreConsulted()
                 guard let stored else {
                     completion(.failure(.noConnection))
                     return NotCancellable()
                 }
-                AnswerReceipt.current?.record(.stored(savedAt: stored.storedAt))
+                request.context.receipt?.record(.stored(savedAt: stored.storedAt))
                 completion(.success(stored.response))
                 return NotCancellable()
             }

@@ -49,7 +49,7 @@ final class TokenCoordinator: Sendable {
         Future { [self] completion in
             let waiter = state.withLock { state -> Int? in
                 guard state.refreshing else { return nil }
-                return Self.add({ completion(.success(try? $0.get())) }, in: .current, to: &state)
+                return Self.add({ completion(.success(try? $0.get())) }, to: &state)
             }
             guard let waiter else {
                 completion(.success(nil))
@@ -83,12 +83,7 @@ final class TokenCoordinator: Sendable {
     /// outcome of a new refresh, which this call starts.
     ///
     /// A refresh is shared: it is not cancelled when the request that started it is.
-    ///
-    /// The outcome reaches the caller in `context`: the task-local values of the request that
-    /// asks, not those of whichever task ends the refresh.
-    func replacement(for rejected: String?, in context: RequestContext = .current) -> Future<
-        String, RefreshFailure
-    > {
+    func replacement(for rejected: String?) -> Future<String, RefreshFailure> {
         Future { [self] completion in
             enum Step {
                 case use(String)
@@ -96,10 +91,10 @@ final class TokenCoordinator: Sendable {
                 case refresh(Int)
             }
             let step = state.withLock { state -> Step in
-                if state.refreshing { return .wait(Self.add(completion.complete, in: context, to: &state)) }
+                if state.refreshing { return .wait(Self.add(completion.complete, to: &state)) }
                 if let current = state.current, current != rejected { return .use(current) }
                 state.refreshing = true
-                return .refresh(Self.add(completion.complete, in: context, to: &state))
+                return .refresh(Self.add(completion.complete, to: &state))
             }
             switch step {
             case .use(let token):
@@ -162,14 +157,12 @@ final class TokenCoordinator: Sendable {
         }
     }
 
-    /// Adds a waiter, resumed by the refresh's task in `context`: the waiting request's own
-    /// task-local values.
+    /// Adds a waiter, resumed by the refresh's task.
     private static func add(
-        _ waiter: @escaping @Sendable (RefreshResult) -> Void, in context: RequestContext,
-        to state: inout State
+        _ waiter: @escaping @Sendable (RefreshResult) -> Void, to state: inout State
     ) -> Int {
         state.nextWaiter += 1
-        state.waiters[state.nextWaiter] = { result in context.run { waiter(result) } }
+        state.waiters[state.nextWaiter] = waiter
         return state.nextWaiter
     }
 

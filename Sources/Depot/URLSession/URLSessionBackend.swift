@@ -190,3 +190,7 @@ public struct URLSessionBackend: Backend {
         chain.send(request)
     }
 }
+
+extension URLSessionBackend: MiddlewareHost {
+    package var hostedChain: any Backend { chain }
+}

@@ -40,10 +40,11 @@ import Foundation
 /// have been written; the next read stores it again. Call ``OfflineStore/flush()`` when the
 /// app moves to the background.)
 ///
-/// **Where the receipt is read.** The receipt is the one current where the request
-/// *starts*: a request started from a completion handler (the second step of a `flatMap`,
-/// a retry placed in front of this middleware) reports to none. Keep `.offline(store)`
-/// first, and collect the call you await.
+/// **Where the receipt is read.** The receipt rides on the request
+/// (``Depot/BackendRequest/context``), taken where the request is made: every middleware in
+/// front passes it on, retries and a resume on another thread included. A request made in a
+/// completion handler (the second step of a `flatMap`) reports to none: collect the call you
+/// await.
 ///
 /// **Secrets never reach the file.** The header fields ``OfflinePolicy/redaction`` names are
 /// dropped from stored responses and queued writes; a request whose URL carries one of its
@@ -59,9 +60,9 @@ import Foundation
 /// is the app's, and may be gone by the time a replay would read it.
 ///
 /// **One store per API.** Responses are stored by path, query and account, not by host, and
-/// queued writes are replayed through the chain of the `.offline(store)` middleware that
-/// handled the last request in the process: give each API (each base URL) a store of its
-/// own.
+/// queued writes are replayed through the chain behind the `.offline(store)` middleware,
+/// fixed when `backend.with(...)` makes it (the chain made last, when one store is put in
+/// several): give each API (each base URL) a store of its own.
 ///
 /// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
 /// there.
@@ -86,11 +87,10 @@ public struct OfflineMiddleware: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        // Registered for the outbox's replays; while writes are queued, a success through it
-        // starts one.
+        // A replay's own request, sent through a chain that includes this middleware again.
+        if store.replayer.sends(request) { return next(request) }
+        // While writes are queued, a success through it starts a replay.
         let next = store.replayer.relay(next, policy: policy)
-        // A `.live()` middleware in front hears of what replays send, create and roll back.
-        if let feed = ChangeFeed.current { store.outbox.report(to: feed) }
         // Files are not stored: a download's answer is on disk already, and an upload's
         // file may be gone by the time a replay would read it.
         if request.bodyFile != nil || request.destination != nil { return next(request) }
@@ -115,7 +115,7 @@ public struct OfflineMiddleware: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         let sent = store.replayer.send(request, through: next, policy: policy)
         guard policy.answersQueuedWrites else { return sent }
-        let receipt = AnswerReceipt.current
+        let receipt = request.context.receipt
         return Future { [self] promise in
             sent.start { result in
                 guard case .failure(.queued(let write)) = result else { return promise(result) }
@@ -171,7 +171,7 @@ public struct OfflineMiddleware: Middleware {
             pending.touches(resource) || sent.touches(resource)
                 || Overlay.filtersOnLocalRecord(request.query, pending: pending)
         else { return read(request, next: next) }
-        let receipt = AnswerReceipt.current
+        let receipt = request.context.receipt
         let servedFromStore = Locked<Date?>(nil)
         let lay = {
             @Sendable (answer: Result<BackendResponse, ServiceError>?) -> Result<
@@ -226,13 +226,13 @@ public struct OfflineMiddleware: Middleware {
         return Future { promise in
             let key = StoredResponseKey(
                 method: .get, path: request.path, query: request.query, account: policy.account())
-            // Read where the call started: the caller's receipt, if it collects one.
-            let receipt = AnswerReceipt.current
+            // The caller's receipt, if it collects one.
+            let receipt = request.context.receipt
             // Responses to requests started before a `removeAll()` are not stored after it.
             let generation = writer.generation
             // A watch's first look: the stored response, without asking the network.
-            let storedOnly = ReadRecorder.storedOnly
-            if storedOnly { ReadRecorder.current?.noteStoreConsulted() }
+            let storedOnly = request.context.storedOnly
+            if storedOnly { request.context.reads?.noteStoreConsulted() }
             let sent = storedOnly ? Future(result: .failure(.noConnection)) : next(request)
             return sent.start { result in
                 switch result {
@@ -267,6 +267,24 @@ public struct OfflineMiddleware: Middleware {
                 }
             }
         }
+    }
+}
+
+extension OfflineMiddleware: ChainAttached, ChangeSource {
+    /// Fixes the chain behind as the one the store's replays go through (the chain made last,
+    /// when one store is put in several).
+    package func attach(to next: any Backend) {
+        store.replayer.bind({ next.send($0) }, policy: policy)
+    }
+
+    /// The store's: every middleware of one store reports the same changes.
+    package var changeSourceID: ObjectIdentifier { ObjectIdentifier(store) }
+
+    /// What the store's replays send, create and roll back, and entries the app discards.
+    package func subscribeChanges(_ publish: @escaping @Sendable ([ChangeFeed.Change]) -> Void)
+        -> ChangeFeed.Subscription
+    {
+        store.outbox.subscribeChanges(publish)
     }
 }
 

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// One per ``OfflineStore``, whichever middleware uses it: a replay holds the store's sender
 /// lease, so two replayers on one outbox could both believe they hold it. The middleware
-/// registers the rest of its chain here with each request (``relay(_:policy:)``); the outbox
+/// fixes the rest of its chain here when the chain is made (``bind(_:policy:)``); the outbox
 /// keeps the rows and their state, and asks its replayer when the app calls
 /// ``Outbox/replay()``, ``Outbox/retry(_:)`` or ``Outbox/discard(_:)``.
 ///
@@ -18,13 +18,9 @@ final class OutboxReplayer: @unchecked Sendable {
     /// The rest of a middleware chain: what writes and replays are sent through.
     typealias Send = @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
 
-    /// The replayer a replay is sending for, so that a request a replay sends through a backend
-    /// that includes the `.offline` middleware again (``Outbox/replay(through:)`` given the
-    /// whole chain) passes through instead of being queued behind the entry being sent.
-    @TaskLocal static var replaying: ObjectIdentifier?
-
     private struct Fields {
-        /// The rest of the chain the middleware last handed on.
+        /// The chain behind the `.offline` middleware made last (or the backend a replay was
+        /// first given).
         var next: Send?
         /// Whether a replay runs in this process.
         var running = false
@@ -49,12 +45,23 @@ final class OutboxReplayer: @unchecked Sendable {
 
     // MARK: - The middleware's side
 
-    /// The rest of the chain as the middleware hands it on: remembered for replays, and, while
-    /// entries are queued, wrapped so that a success starts a replay in the background.
-    /// Without queued entries it is `next` itself (nothing added to the online path but two
-    /// locks).
-    func relay(_ next: @escaping Send, policy: OfflinePolicy) -> Send {
+    /// Fixes `next`, the chain behind a `.offline` middleware of this store, as the one replays
+    /// go through, and `policy` as the outbox's: called when the chain is made.
+    func bind(_ next: @escaping Send, policy: OfflinePolicy) {
         withFields { $0.next = next }
+        outbox.state.withLock { $0.policy = policy }
+    }
+
+    /// Whether `request` is one this replayer's replay sends: the `.offline` middleware lets it
+    /// through (a replay given the whole chain, `.offline` included).
+    func sends(_ request: BackendRequest) -> Bool {
+        request.context.replay == ObjectIdentifier(self)
+    }
+
+    /// The rest of the chain as the middleware hands it on, while entries are queued wrapped so
+    /// that a success starts a replay in the background. Without queued entries it is `next`
+    /// itself (nothing added to the online path but a lock).
+    func relay(_ next: @escaping Send, policy: OfflinePolicy) -> Send {
         let queued = outbox.state.withLock { state -> Bool in
             state.policy = policy
             return state.queuedCount > 0 && !state.held
@@ -83,8 +90,6 @@ final class OutboxReplayer: @unchecked Sendable {
             request.headers[Outbox.idempotencyKeyField] = UUID().uuidString.lowercased()
         }
         request.isRetryable = true
-        // A replay's own request, sent through a chain that includes the middleware again.
-        if Self.replaying == ObjectIdentifier(self) { return next(request) }
         let write = request
         let outbox = outbox
         return Future { [self] promise in
@@ -271,9 +276,11 @@ final class OutboxReplayer: @unchecked Sendable {
                 ending = .interrupted(.timedOut)
                 break replaying
             }
-            let result = await Self.$replaying.withValue(ObjectIdentifier(self)) {
-                await send(outbox.rewritingLocalIDs(entry.request)).result
-            }
+            // Its own context: no caller's receipt or watch; marked as this replay's.
+            var request = outbox.rewritingLocalIDs(entry.request)
+            request.context = RequestContext(
+                receipt: nil, storedOnly: false, reads: nil, replay: ObjectIdentifier(self))
+            let result = await send(request).result
             do {
                 switch result {
                 case .success(let response):

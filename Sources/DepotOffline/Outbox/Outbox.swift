@@ -92,9 +92,9 @@ import Foundation
 ///
 /// A replay starts on its own after any later request through the middleware succeeds (a 2xx
 /// to a read or a write), in the background, when entries are queued; checking costs one
-/// lock, so the online path stays fast. Replays go through the rest of the chain of the
-/// `.offline` middleware that handled the last request in this process (or the backend given
-/// to ``replay(through:)``): give each API a store of its own. Calling ``replay()`` while one
+/// lock, so the online path stays fast. Replays go through the chain behind the `.offline`
+/// middleware, fixed when that chain is made (the one made last, when a store is put in
+/// several; or the backend given to ``replay(through:)``): give each API a store of its own. Calling ``replay()`` while one
 /// runs in this process waits for that one and returns its report.
 public final class Outbox: Sendable {
     /// The header field of draft-ietf-httpapi-idempotency-key-header.
@@ -112,8 +112,12 @@ public final class Outbox: Sendable {
     /// The counts, the policy and the replayer, under their own lock.
     let state: OutboxState
     private let hub = OutboxEventHub()
-    /// The change feeds of `.live()` middleware in front of the store's `.offline` middleware.
-    private let feeds = Locked([ObjectIdentifier: WeakFeed]())
+    /// Who hears what the outbox changes on its own: the `.live()` middleware in front of the
+    /// store's `.offline` middleware, subscribed when their chain was made.
+    private let changeListeners = Listeners<[ChangeFeed.Change]>()
+    /// Changes made under the store's lock, published once it is released
+    /// (``publishChanges()``).
+    private let unpublished = Locked([ChangeFeed.Change]())
     /// The one-sender rule across processes and stores.
     private let lease = SenderLease()
 
@@ -186,6 +190,7 @@ public final class Outbox: Sendable {
     /// - Returns: `false` when no kept entry has that id.
     @discardableResult
     public func retry(_ id: String) throws(OfflineStoreError) -> Bool {
+        defer { publishChanges() }
         let path = database.path
         let requeued = try database.withConnection { connection throws(OfflineStoreError) -> Bool in
             try syncCounts(connection)
@@ -224,6 +229,7 @@ public final class Outbox: Sendable {
     /// - Returns: `false` when no entry has that id.
     @discardableResult
     public func discard(_ id: String) throws(OfflineStoreError) -> Bool {
+        defer { publishChanges() }
         let path = database.path
         let removed = try database.withConnection { connection throws(OfflineStoreError) -> OutboxEntry? in
             try syncCounts(connection)
@@ -251,17 +257,17 @@ public final class Outbox: Sendable {
 
     // MARK: - Replay
 
-    /// Sends the queued entries, in order, through the rest of the chain of the `.offline`
-    /// middleware that last handled a request in this process, and returns what happened.
+    /// Sends the queued entries, in order, through the chain behind the store's `.offline`
+    /// middleware (the chain made last), and returns what happened.
     ///
     /// See ``Outbox`` for the outcomes; each entry's arrives on ``events`` as it happens. Only
     /// one replay runs at a time, across processes too: while one runs in this process
     /// (started by another call or automatically), this waits for it and returns its report;
     /// while another process replays the file, this waits for it, then sends what is still
     /// queued. Without queued entries it returns at once
-    /// (``OutboxReplayReport/Ending/finished``); when no request went through the middleware
-    /// since the store was opened, with ``OutboxReplayReport/Ending/noBackend``: use
-    /// ``replay(through:)`` then. Cancelling the awaiting task does not stop the replay.
+    /// (``OutboxReplayReport/Ending/finished``); when no chain was made with the store's
+    /// `.offline` middleware since the store was opened, with
+    /// ``OutboxReplayReport/Ending/noBackend``: use ``replay(through:)`` then. Cancelling the awaiting task does not stop the replay.
     @discardableResult
     public func replay() async -> OutboxReplayReport {
         guard let replayer else { return unsent() }
@@ -269,12 +275,12 @@ public final class Outbox: Sendable {
     }
 
     /// Sends the queued entries, in order, through `backend`: for an app that starts with
-    /// queued writes before any request went through the `.offline` middleware.
+    /// queued writes before it made a chain with the store's `.offline` middleware.
     ///
     /// Pass the backend **behind** the middleware, with its authentication
     /// (`URLSessionBackend(baseURL: api).with(auth)`); the whole chain, `.offline` included,
-    /// works too (the middleware lets a replay's requests through). `backend` also serves later
-    /// automatic replays until a request goes through the middleware. While a replay runs,
+    /// works too (the middleware lets a replay's requests through). When no such chain was made,
+    /// `backend` also serves later automatic replays until one is. While a replay runs,
     /// this waits for it (whatever backend it uses) and returns its report.
     @discardableResult
     public func replay(through backend: any Backend) async -> OutboxReplayReport {
@@ -292,13 +298,13 @@ public final class Outbox: Sendable {
 
     // MARK: - Events
 
-    /// Reports `event` on ``events``, and to the change feeds of the `.live()` middleware in
-    /// front of the store's `.offline` middleware: the paths the entry touched (for a create
-    /// the server named, the record's local path too).
-    private func emit(_ event: OutboxEvent) {
+    /// Reports `event` on ``events`` (under the store's lock: in the order the store changed),
+    /// and notes what it touched for ``publishChanges()``: the paths of the entry (for a create
+    /// the server named, the record's local and server paths too). A write queued by a request
+    /// is not noted: the caller's `.live()` middleware reports it as the request returns.
+    private func emit(_ event: OutboxEvent, publishing: Bool = true) {
         hub.emit(event)
-        let feeds = self.feeds.withLock { feeds in feeds.values.compactMap(\.feed) }
-        guard !feeds.isEmpty else { return }
+        guard publishing, !changeListeners.isEmpty else { return }
         let entry = event.entry
         var changes = [ChangeFeed.Change(entry.method, path: entry.path)]
         // Under the store's lock: the ids in memory, never read from the file here.
@@ -312,23 +318,26 @@ public final class Outbox: Sendable {
                 }
             }
         }
-        for feed in feeds { feed.publish(changes) }
+        unpublished.withLock { $0.append(contentsOf: changes) }
     }
 
-    /// Reports this outbox's events to `feed` from now on (while the feed lives).
-    func report(to feed: ChangeFeed) {
-        let id = ObjectIdentifier(feed)
-        feeds.withLock { feeds in
-            guard feeds[id]?.feed == nil else { return }
-            // Feeds of chains gone since are forgotten here, where one is added.
-            feeds = feeds.filter { $0.value.feed != nil }
-            feeds[id] = WeakFeed(feed: feed)
+    /// Tells the listeners what the events noted since the last call touched, in one
+    /// publication: called once the store's lock is released, so a listener may use the store.
+    private func publishChanges() {
+        let changes = unpublished.withLock { changes in
+            defer { changes = [] }
+            return changes
         }
+        guard !changes.isEmpty else { return }
+        changeListeners.tell(changes)
     }
 
-    /// A feed the outbox reports to, not kept alive by it.
-    struct WeakFeed: Sendable {
-        weak var feed: ChangeFeed?
+    /// Calls `publish` with what the outbox's replays send, create and roll back, and what the
+    /// app retries or discards, on no lock of the store's, until the subscription ends.
+    func subscribeChanges(_ publish: @escaping @Sendable ([ChangeFeed.Change]) -> Void)
+        -> ChangeFeed.Subscription
+    {
+        changeListeners.add(publish)
     }
 
     // MARK: - The replayer's side
@@ -415,6 +424,7 @@ public final class Outbox: Sendable {
     /// with the server's id after any crash; ``OutboxEvent/created(_:localID:serverID:)``
     /// follows the ``OutboxEvent/sent(_:_:)``.
     func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
+        defer { publishChanges() }
         let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
         try database.withConnection { connection throws(OfflineStoreError) in
             let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
@@ -464,6 +474,7 @@ public final class Outbox: Sendable {
 
     /// Keeps a refused entry (durably) with its refusal, and reports it.
     func recordKept(_ entry: OutboxEntry, error: ServiceError) throws(OfflineStoreError) {
+        defer { publishChanges() }
         let refusal = OutboxRefusal(
             status: error.statusCode, message: error.message ?? error.errorDescription,
             body: (error.response?.body ?? Data()).prefix(Self.maxStoredBodyBytes), refusedAt: Date())
@@ -633,7 +644,7 @@ public final class Outbox: Sendable {
                 $0.held = false
                 $0.pending.add(entry, localIDs: $0.localIDs)
             }
-            emit(.queued(entry))
+            emit(.queued(entry), publishing: false)
             return entry
         }
     }

@@ -11,7 +11,7 @@ private struct PretendStored: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        let receipt = AnswerReceipt.current
+        let receipt = request.context.receipt
         return next(request).map { response in
             receipt?.record(.stored(savedAt: savedAt))
             return response
@@ -30,7 +30,7 @@ struct AnswerReceiptTests {
 
     @Test func anEmptyReceiptSaysNetwork() {
         #expect(AnswerReceipt().source == .network)
-        #expect(AnswerReceipt.current == nil)
+        #expect(BackendRequest(path: "x").context.receipt == nil)
     }
 
     @Test func keepsTheOldestStoredAnswer() async {
@@ -74,5 +74,43 @@ struct AnswerReceiptTests {
         }
 
         #expect(source == .stored(savedAt: savedAt))
+    }
+
+    @Test("the receipt rides on the request: a middleware that resumes it on another queue keeps it")
+    func aMiddlewareOnAnotherQueueKeepsTheReceipt() async {
+        let receipt = AnswerReceipt()
+        let savedAt = Date(timeIntervalSince1970: 9)
+        let backend = server.with(Hop(), PretendStored(savedAt: savedAt))
+
+        _ = await receipt.collect { await backend.send(BackendRequest(path: "x")).result }
+
+        #expect(receipt.source == .stored(savedAt: savedAt))
+    }
+
+    @Test("a request made outside collect reports to no receipt, wherever it is started")
+    func aRequestMadeOutsideReportsToNone() async {
+        let receipt = AnswerReceipt()
+        let request = BackendRequest(path: "x")
+        let backend = server.with(PretendStored(savedAt: Date(timeIntervalSince1970: 3)))
+
+        _ = await receipt.collect { await backend.send(request).result }
+
+        #expect(receipt.source == .network)
+    }
+}
+
+/// An app's own middleware that passes each request on from another queue, a moment later.
+private struct Hop: Middleware {
+    func intercept(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        Future { promise in
+            let work = SerialCancellable()
+            DispatchQueue(label: "hop").asyncAfter(deadline: .now() + .milliseconds(5)) {
+                work.set(next(request).start { promise($0) })
+            }
+            return work
+        }
     }
 }

@@ -308,41 +308,43 @@ struct BearerAuthMiddlewareTests {
     }
 }
 
-@Suite("TokenCoordinator")
-struct TokenCoordinatorContextTests {
-    @Test("requests that wait for one shared refresh resume in their own task-local values")
-    func waitersResumeInTheirOwnContext() async throws {
+@Suite("BearerAuthMiddleware and the request's context")
+struct BearerAuthContextTests {
+    @Test("requests that wait for one shared refresh are retried each with its own receipt")
+    func waitersKeepTheirOwnContext() async throws {
         let (released, release) = AsyncStream.makeStream(of: Void.self)
-        let coordinator = TokenCoordinator(
-            token: { nil },
+        let refreshes = Locked(0)
+        let auth = BearerAuthMiddleware(
+            token: { "stale" },
             refresh: { _ in
+                refreshes.withLock { $0 += 1 }
                 for await _ in released { break }
                 return "fresh"
             })
+        let seen = Locked([ObjectIdentifier?]())
+        let backend = AsyncAuthServer().with(auth, ReceiptProbe(seen: seen))
         let receipts = (0..<3).map { _ in AnswerReceipt() }
-        let resumedIn = Locked([Int: ObjectIdentifier?]())
-        let (done, finished) = AsyncStream.makeStream(of: Void.self)
-        for (index, receipt) in receipts.enumerated() {
-            receipt.collectStarts {
-                _ = coordinator.replacement(for: nil).start { _ in
-                    resumedIn.withLock { $0[index] = AnswerReceipt.current.map(ObjectIdentifier.init) }
-                    finished.yield()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for receipt in receipts {
+                group.addTask {
+                    try await receipt.collect {
+                        try await backend.send(BackendRequest(path: "me")).value.status
+                    }
                 }
             }
+            // All three were refused and wait for the one refresh: now it ends.
+            while seen.withLock({ $0.count }) < 3 { await Task.yield() }
+            release.yield()
+            for try await status in group { #expect(status == 200) }
         }
-        // All three wait (the first started the refresh): now it ends.
-        release.yield()
-        var count = 0
-        for await _ in done {
-            count += 1
-            if count == 3 { break }
-        }
-        let expected = Dictionary(
-            uniqueKeysWithValues: receipts.enumerated().map { ($0, ObjectIdentifier($1)) })
-        #expect(resumedIn.withLock { $0 } == expected.mapValues { Optional($0) })
+        #expect(refreshes.withLock { $0 } == 1)
+        // Each receipt twice: the refused request and its retry after the shared refresh.
+        let counts = seen.withLock { $0 }.reduce(into: [ObjectIdentifier?: Int]()) { $0[$1, default: 0] += 1 }
+        #expect(
+            counts == Dictionary(uniqueKeysWithValues: receipts.map { (Optional(ObjectIdentifier($0)), 2) }))
     }
 
-    @Test("a request retried after a 401 that came on another thread keeps its own task-local values")
+    @Test("a request retried after a 401 that came on another thread keeps its receipt")
     func retryKeepsItsContext() async throws {
         let seen = Locked([ObjectIdentifier?]())
         let auth = BearerAuthMiddleware(token: { "stale" }, refresh: { _ in "fresh" })
@@ -382,7 +384,7 @@ private struct ReceiptProbe: Middleware {
     ) -> Future<BackendResponse, ServiceError> {
         let future = next(request)
         return Future { [seen] promise in
-            seen.withLock { $0.append(AnswerReceipt.current.map(ObjectIdentifier.init)) }
+            seen.withLock { $0.append(request.context.receipt.map(ObjectIdentifier.init)) }
             return future.start { promise($0) }
         }
     }
