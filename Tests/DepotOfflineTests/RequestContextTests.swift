@@ -268,7 +268,7 @@ struct RequestContextTests {
         // see it: the store tells the `.live()` that subscribed to it when the chain was made
         // (synchronously, before the replay returns).
         let told = Locked(0)
-        let listening = setup.live.feed.subscribe(["notes"]) { told.withLock { $0 += 1 } }
+        let listening = setup.live.feed.subscribe([.collection(["notes"])]) { told.withLock { $0 += 1 } }
         defer { listening.cancel() }
         setup.network.isDown = false
         let report = await setup.store.outbox.replay()

@@ -4,8 +4,9 @@ import Foundation
 ///
 /// `path` is relative to the backend's base (`"users/1"`, percent-encoded), or an
 /// absolute URL of the backend's own origin, as a server's `Link` or `next` value gives
-/// it. Build paths from ids and names with ``init(method:segments:query:headers:body:)``
-/// so that an id such as `"../admin"` stays one segment.
+/// it. Build paths from what they address with ``init(method:resource:query:headers:body:)``
+/// (or from segments) so that an id such as `"../admin"` stays one segment, and the layers
+/// below read what the request means from ``resource``.
 public struct BackendRequest: Sendable, Hashable {
     /// The HTTP method.
     public var method: HTTPMethod
@@ -14,7 +15,18 @@ public struct BackendRequest: Sendable, Hashable {
         get { encodedPath }
         set {
             encodedPath = newValue
-            built = SegmentMemo()
+            addressed = Carried(nil)
+        }
+    }
+    /// What the request addresses: as its maker wrote it (a repository knows the collection,
+    /// the record's id and the parent scope), or read from ``path`` by
+    /// ``RequestResource/init(path:)`` when it was made from a bare path. Setting it sets
+    /// ``path``; setting ``path`` forgets what was written.
+    public var resource: RequestResource {
+        get { addressed.value ?? RequestResource(path: encodedPath) }
+        set {
+            encodedPath = newValue.path
+            addressed = Carried(newValue.segments.contains(where: \.isEmpty) ? nil : newValue)
         }
     }
     /// The query items, in order; names may repeat (`id=1&id=2`).
@@ -58,16 +70,15 @@ public struct BackendRequest: Sendable, Hashable {
     }
     /// The path as given or as built from segments.
     private var encodedPath: String
-    /// The segments ``path`` was built from, while it still is.
-    private var built = SegmentMemo()
+    /// The resource ``path`` was built from, while it still is.
+    private var addressed = Carried<RequestResource?>(nil)
     /// The context, outside the request's equality.
     private var carried = Carried(RequestContext.entered)
 
-    /// The decoded segments ``path`` was built from by
-    /// ``init(method:segments:query:headers:body:)``, so that a backend reads them
-    /// without parsing the path back; `nil` once the path was set as a string, or when a
+    /// The decoded segments of the resource ``path`` was built from, so that a backend reads
+    /// them without parsing the path back; `nil` once the path was set as a string, or when a
     /// segment is empty (the path then means what a server makes of it).
-    var segments: [String]? { built.segments }
+    var segments: [String]? { addressed.value?.segments }
 
     /// Creates a request for an already encoded path.
     public init(
@@ -84,7 +95,8 @@ public struct BackendRequest: Sendable, Hashable {
         self.body = body
     }
 
-    /// Creates a request whose path joins `segments`, each percent-encoded on its own.
+    /// Creates a request whose path joins `segments`, each percent-encoded on its own, read as
+    /// a resource by json-server's convention (``RequestResource/init(segments:)``).
     ///
     /// `["users", "a/b?c"]` becomes `users/a%2Fb%3Fc`: no segment can add a level,
     /// start a query or leave the collection.
@@ -96,8 +108,23 @@ public struct BackendRequest: Sendable, Hashable {
         body: Data? = nil
     ) {
         self.init(
-            method: method, path: PathSegment.join(segments), query: query, headers: headers, body: body)
-        if !segments.contains(where: \.isEmpty) { built = SegmentMemo(segments: segments) }
+            method: method, resource: RequestResource(segments: segments), query: query, headers: headers,
+            body: body)
+    }
+
+    /// Creates a request for `resource`: its path joins the resource's segments, each
+    /// percent-encoded on its own, and the layers below read the resource as written.
+    public init(
+        method: HTTPMethod = .get,
+        resource: RequestResource,
+        query: [URLQueryItem] = [],
+        headers: HTTPHeaders = [:],
+        body: Data? = nil
+    ) {
+        self.init(
+            method: method, path: PathSegment.join(resource.segments), query: query, headers: headers,
+            body: body)
+        if !resource.segments.contains(where: \.isEmpty) { addressed = Carried(resource) }
     }
 
     /// Whether the body or the answer moves through a file, or progress is observed:
@@ -137,17 +164,9 @@ extension BackendRequest {
     }
 }
 
-/// The segments a request's path was built from: a shortcut for backends, not part of
-/// the request's identity (two requests with the same path are equal however they were
-/// made).
-private struct SegmentMemo: Sendable, Hashable {
-    var segments: [String]?
-
-    static func == (lhs: SegmentMemo, rhs: SegmentMemo) -> Bool { true }
-    func hash(into hasher: inout Hasher) {}
-}
-
-/// A value a request carries beside what it is: never part of its equality or hash.
+/// A value a request carries beside what it is (its context, the resource its path was built
+/// from): never part of its equality or hash, so two requests with the same path are equal
+/// however they were made.
 private struct Carried<Value: Sendable>: Sendable, Hashable {
     var value: Value
 

@@ -5,7 +5,7 @@ import Foundation
 /// one of them.
 package final class ChangeFeed: Sendable {
     private struct Subscriber {
-        var resources: Set<String>
+        var resources: Set<RequestResource>
         var signal: @Sendable () -> Void
     }
 
@@ -39,9 +39,10 @@ package final class ChangeFeed: Sendable {
         state.withLock { $0.version }
     }
 
-    /// Calls `signal` whenever a change touches one of `resources` (paths without query or
-    /// surrounding `/`), until the returned subscription is cancelled.
-    func subscribe(_ resources: Set<String>, signal: @escaping @Sendable () -> Void) -> Subscription {
+    /// Calls `signal` whenever a change touches one of `resources` (what reads asked for),
+    /// until the returned subscription is cancelled.
+    func subscribe(_ resources: Set<RequestResource>, signal: @escaping @Sendable () -> Void) -> Subscription
+    {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             state.byID[state.nextID] = Subscriber(resources: resources, signal: signal)
@@ -54,7 +55,7 @@ package final class ChangeFeed: Sendable {
 
     /// Whether a publication after `version` touched one of `resources`: a read that started
     /// at `version` may have missed it. `true` when it was too long ago to tell.
-    func changed(since version: Int, touching resources: Set<String>) -> Bool {
+    func changed(since version: Int, touching resources: Set<RequestResource>) -> Bool {
         state.withLock { state in
             guard version < state.version else { return false }
             guard let oldest = state.recent.first?.version, oldest <= version + 1 else { return true }
@@ -105,71 +106,76 @@ package final class ChangeFeed: Sendable {
         for signal in signals { signal() }
     }
 
-    /// What a write changed: a record (`posts/7`, by `PUT`, `PATCH` or `DELETE`), or a
-    /// collection it added to (`posts`, `users/1/posts`, by `POST`).
+    /// What a write changed, read from what its request addressed (``RequestResource``): a
+    /// record (`posts/7`, by `PUT`, `PATCH` or `DELETE`; or by a `POST` to an action under it),
+    /// a collection it added to (`posts`, `users/1/posts`, by `POST`), a whole collection, or
+    /// a singular resource.
     package struct Change: Sendable, Equatable {
-        /// The path's segments, without query or surrounding `/`.
-        let segments: [Substring]
-        /// Whether the path names a collection (a create) rather than a record.
-        let isCollection: Bool
+        /// What the write addressed.
+        let resource: RequestResource
+        /// Whether it added to the collection (a `POST`, or a collection named by hand) rather
+        /// than changed what it addresses.
+        let adds: Bool
 
-        /// A change of the record at `path`, or, when `isCollection`, of the collection there.
-        package init(path: String, isCollection: Bool) {
-            self.init(
-                segments: StoredResponseKey.resource(of: path).split(separator: "/"),
-                isCollection: isCollection)
+        /// The change a `method` request to `resource` makes: `POST` adds to a collection (or
+        /// acts on the record it names), the others change what they address.
+        package init(_ method: HTTPMethod, _ resource: RequestResource) {
+            self.resource = resource
+            self.adds = method == .post
         }
 
-        private init(segments: [Substring], isCollection: Bool) {
-            self.segments = segments
-            self.isCollection = isCollection
-        }
-
-        /// The change a `method` request to `path` makes: `POST` adds to a collection, the
-        /// others change a record.
+        /// The change a `method` request to `path` makes, the path read by
+        /// ``RequestResource/init(path:)``: for writes known only by their path (a stored
+        /// outbox entry).
         package init(_ method: HTTPMethod, path: String) {
-            self.init(path: path, isCollection: method == .post)
+            self.init(method, RequestResource(path: path))
         }
 
-        /// What a change of `path` touches, when no method tells: a path whose last segment is
-        /// a number names a record (`posts/7`), any other a collection (`posts`,
-        /// `posts/7/comments`).
-        package init(path: String) {
-            let segments = StoredResponseKey.resource(of: path).split(separator: "/")
-            let isRecord = segments.count >= 2 && segments.last?.allSatisfy(\.isNumber) == true
-            self.init(segments: segments, isCollection: !isRecord)
+        /// What a change of `resource` touches when no method tells (``LiveMiddleware/invalidate(_:)``):
+        /// a record, what a write to it touches; a collection, what a create in it touches.
+        package init(_ resource: RequestResource) {
+            self.resource = resource
+            self.adds = resource.id == nil && !resource.isSingular
         }
 
-        /// Whether a read of `resource` (a path without query or surrounding `/`) may answer
-        /// differently after this change:
+        /// Whether a read of `read` may answer differently after this change:
         /// - the same path, and what is under a record (`posts/7/comments`);
-        /// - for a `PUT`, `PATCH` or `DELETE` of a whole collection (`posts`), its records and
-        ///   listings;
-        /// - the same record under another parent (`posts/7` and `users/1/posts/7`);
-        /// - any listing of the collection changed (`posts`, `users/1/posts`);
-        /// - for a `POST` under a record (`movies/1/ratings`, `posts/7/publish`), what a change of
-        ///   that record touches: an action may change it.
-        package func touches(_ resource: String) -> Bool {
-            let read = resource.split(separator: "/")
-            // The path itself, and what is under a record (`posts/7/comments`).
-            if read == segments || (!isCollection && read.starts(with: segments)) { return true }
-            // A write to a whole collection (`DELETE posts`): its records and listings.
-            if !isCollection, segments.count == 1, let name = segments.first {
-                return read.last == name || read.dropLast().last == name
-            }
-            if isCollection, segments.count >= 2,
-                Change(segments: Array(segments.dropLast()), isCollection: false).touches(resource)
+        /// - a record (`posts/7`): the same record under another parent (`users/1/posts/7`), and
+        ///   every listing of its collection (`posts?…`, `users/1/posts`);
+        /// - an action `POST` under a record (`posts/7/publish`): what a change of that record
+        ///   touches;
+        /// - a create (`POST posts`): every listing of the collection, and, when the collection
+        ///   lies under a record (`movies/1/ratings`), what a change of that record touches;
+        /// - a write to a whole collection (`DELETE posts`): its records and listings;
+        /// - a singular resource (`profile`): itself and what is under it.
+        package func touches(_ read: RequestResource) -> Bool {
+            // The path itself; what is under it unless the write only added to it.
+            if read.segments.starts(with: resource.segments),
+                read.segments.count == resource.segments.count || !adds || !resource.action.isEmpty
             {
                 return true
             }
-            if !isCollection, segments.count >= 2, read.count >= 2,
-                read.suffix(2).elementsEqual(segments.suffix(2))
-            {
-                return true
+            if resource.recordSegments != nil { return recordChangeTouches(read, of: resource) }
+            if resource.isSingular { return false }
+            guard adds else {
+                // The whole collection: its records and listings.
+                return read.name == resource.name && !read.isSingular
             }
-            let collection = isCollection ? segments.last : segments.dropLast().last
-            guard let collection, let name = read.last else { return false }
-            return name == collection
+            if Self.isListing(read, of: resource.name) { return true }
+            let parent = RequestResource(segments: Array(resource.parent))
+            return parent.id != nil && recordChangeTouches(read, of: parent)
+        }
+
+        /// Whether a read of `read` may change with the record `record` addresses.
+        private func recordChangeTouches(_ read: RequestResource, of record: RequestResource) -> Bool {
+            if let path = record.recordSegments, read.segments.starts(with: path) { return true }
+            if read.id != nil, read.id == record.id, read.name == record.name { return true }
+            return Self.isListing(read, of: record.name)
+        }
+
+        /// Whether `read` lists the collection `name` (flat or under a parent).
+        private static func isListing(_ read: RequestResource, of name: String?) -> Bool {
+            read.id == nil && !read.isSingular && read.action.isEmpty && read.name == name
         }
     }
 

@@ -48,12 +48,20 @@ public struct LiveMiddleware: Middleware {
         }
     }
 
-    /// Tells the watches that depend on `path` to read again, as a write to it would: a path
-    /// whose last segment is a number names a record (`posts/7`: it, what is under it, and its
-    /// collection's listings); any other a collection (`posts`, `posts/7/comments`: its
-    /// listings, also under a parent, and the record it lies under).
+    /// Tells the watches that depend on `resource` to read again, as a write to it would: a
+    /// record (`.record("abc", in: ["posts"])`: it, what is under it, and its collection's
+    /// listings), a collection (`posts`, `posts/7/comments`: its listings, also under a parent,
+    /// and the record it lies under), a singular resource (it).
+    public func invalidate(_ resource: RequestResource) {
+        feed.publish([ChangeFeed.Change(resource)])
+    }
+
+    /// Tells the watches that depend on `path` to read again: the path read by json-server's
+    /// convention (``RequestResource/init(path:)``: names and ids alternate, so `posts/7` and
+    /// `posts/abc` are records, `posts` and `posts/7/comments` collections). Say what a path
+    /// means with ``invalidate(_:)`` when the convention does not fit.
     public func invalidate(path: String) {
-        feed.publish([ChangeFeed.Change(path: path)])
+        invalidate(RequestResource(path: path))
     }
 
     /// Shares identical `GET`s in flight, records what watched reads asked for, and reports
@@ -73,7 +81,7 @@ public struct LiveMiddleware: Middleware {
                 next(request).start { result in
                     switch result {
                     case .success, .failure(.queued):
-                        feed.publish([ChangeFeed.Change(request.method, path: request.path)])
+                        feed.publish([ChangeFeed.Change(request.method, request.resource)])
                     default: break
                     }
                     promise(result)
@@ -94,8 +102,8 @@ public struct LiveMiddleware: Middleware {
         var isRetryable: Bool
         var account: String
         var storedOnly: Bool
-        /// The path as changes name it.
-        var resource: String
+        /// What the read asks for, as changes name it.
+        var resource: RequestResource
     }
 
     /// One request in flight and the callers waiting for it.
@@ -149,7 +157,7 @@ public struct LiveMiddleware: Middleware {
             let key = FlightKey(
                 path: request.path, query: request.query, headers: request.headers,
                 isRetryable: request.isRetryable, account: account(), storedOnly: request.context.storedOnly,
-                resource: StoredResponseKey.resource(of: request.path))
+                resource: request.resource)
             let waiter = Flight.Waiter(promise: promise, receipt: receipt, recorder: recorder)
             // Join the flight in the air, or start one.
             var joined: (flight: Flight, id: Int)?

@@ -131,7 +131,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 guard let run = next, !Task.isCancelled else { return finish() }
                 // Subscribed before the snapshot goes out, to what this run asked for; a change
                 // that touched it while its requests were in flight is read again at once.
-                let resources = Set(run.reads.map(\.resource).filter { !$0.isEmpty })
+                let resources = Set(run.reads.map(\.resource).filter { !$0.segments.isEmpty })
                 let signal = signal
                 subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.yield() } }
                 let missed = run.feeds.contains { feed, since in
@@ -191,7 +191,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
             result: result, source: receipt.source, pendingWrites: receipt.pendingWrites, isRefreshing: false)
         // In a fixed order: reads made side by side answer in any order.
         let reads = recorder.reads.sorted {
-            ($0.resource, $0.query, $0.answer) < ($1.resource, $1.query, $1.answer)
+            ($0.resource.path, $0.query, $0.answer) < ($1.resource.path, $1.query, $1.answer)
         }
         return (snapshot, reads + Self.sourceMark(receipt), recorder.feeds, recorder.consultedStore)
     }
@@ -201,7 +201,10 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     private static func sourceMark(_ receipt: AnswerReceipt) -> [ReadRecorder.Read] {
         var source = "network"
         if case .stored(let savedAt) = receipt.source { source = "stored \(savedAt.timeIntervalSince1970)" }
-        return [ReadRecorder.Read(resource: "", query: "", answer: "\(source) \(receipt.pendingWrites)")]
+        return [
+            ReadRecorder.Read(
+                resource: .collection([]), query: "", answer: "\(source) \(receipt.pendingWrites)")
+        ]
     }
 }
 

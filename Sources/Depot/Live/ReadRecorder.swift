@@ -9,8 +9,8 @@ import Foundation
 package final class ReadRecorder: Sendable {
     /// One `GET` of the run.
     package struct Read: Equatable, Sendable {
-        /// The path without query or surrounding `/` (``StoredResponseKey/resource(of:)``).
-        var resource: String
+        /// What the `GET` asked for (``BackendRequest/resource``).
+        var resource: RequestResource
         /// The query, encoded.
         var query: String
         /// The answer's status, or the error's description.
@@ -59,7 +59,7 @@ package final class ReadRecorder: Sendable {
         since version: Int
     ) {
         var read = Read(
-            resource: StoredResponseKey.resource(of: request.path),
+            resource: request.resource,
             query: QueryString.encode(keepingCommas: true, request.query), answer: "")
         switch result {
         case .success(let response):

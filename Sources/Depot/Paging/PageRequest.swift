@@ -3,12 +3,12 @@ import Foundation
 /// The request for one page: the collection with the caller's query and the
 /// style's parameters, or the server's own URL for an href.
 enum PageRequest {
-    /// The `GET` for the page at `address` of the collection at `segments`.
+    /// The `GET` for the page at `address` of `collection`.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` for an empty path segment or an
     ///   address the style cannot ask for.
     static func make(
-        _ address: PageAddress, collection segments: [String], size: Int, query: Query,
+        _ address: PageAddress, collection: RequestResource, size: Int, query: Query,
         style: any PaginationStyle
     ) throws(ServiceError) -> BackendRequest {
         if case .href(let href) = address {
@@ -16,9 +16,9 @@ enum PageRequest {
             let (path, items) = QueryString.split(href)
             return BackendRequest(method: .get, path: path, query: items)
         }
-        try PathSegment.checkNoneEmpty(segments)
+        try PathSegment.checkNoneEmpty(collection.segments)
         let items = query.items + (try style.query(for: address, size: size))
-        return BackendRequest(method: .get, segments: segments, query: items)
+        return BackendRequest(method: .get, resource: collection, query: items)
     }
 
     /// `href` resolved against the page request it came with (RFC 8288 §3.2, RFC 3986

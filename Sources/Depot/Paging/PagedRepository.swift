@@ -70,7 +70,7 @@ extension PagedRepository {
         let request: BackendRequest
         do {
             request = try PageRequest.make(
-                address, collection: collectionPath, size: size, query: query, style: style)
+                address, collection: collectionResource, size: size, query: query, style: style)
         } catch {
             return .failure(error)
         }

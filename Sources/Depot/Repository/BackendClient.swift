@@ -32,6 +32,10 @@ extension BackendClient {
     ///
     /// A ``RequestBody/file(_:contentType:)`` body, or a ``MultipartForm`` with file parts,
     /// is streamed from disk; `progress` hears how far the body and the answer are.
+    ///
+    /// The segments are read as a resource by json-server's convention (names and ids
+    /// alternate: ``RequestResource/init(segments:)``); pass a ``RequestResource`` to say
+    /// otherwise.
     @inlinable
     public func send(
         _ method: HTTPMethod,
@@ -41,8 +45,29 @@ extension BackendClient {
         headers: HTTPHeaders = [:],
         progress: ProgressHandler? = nil
     ) -> Future<BackendResponse, ServiceError> {
+        send(
+            method, RequestResource(segments: segments), query: query, body: body, headers: headers,
+            progress: progress)
+    }
+
+    /// Sends a request for `resource` and returns the raw response: for a custom endpoint that
+    /// says what it addresses, which the layers below (live queries, offline reads) then read
+    /// as written.
+    ///
+    /// ```swift
+    /// send(.post, .record("7", in: ["posts"]).appending("publish"))   // POST /posts/7/publish
+    /// ```
+    @inlinable
+    public func send(
+        _ method: HTTPMethod,
+        _ resource: RequestResource,
+        query: Query = Query(),
+        body: RequestBody = .none,
+        headers: HTTPHeaders = [:],
+        progress: ProgressHandler? = nil
+    ) -> Future<BackendResponse, ServiceError> {
         do {
-            var request = try Self.request(method, segments, query: query, headers: headers)
+            var request = try Self.request(method, resource, query: query, headers: headers)
             request.progress = progress
             return body.send(request, coding: coding, through: backend)
         } catch {
@@ -72,7 +97,8 @@ extension BackendClient {
         progress: ProgressHandler? = nil
     ) -> Future<URL, ServiceError> {
         do {
-            var request = try Self.request(.get, segments, query: query, headers: headers)
+            var request = try Self.request(
+                .get, RequestResource(segments: segments), query: query, headers: headers)
             request.destination = DownloadDestination(file, resumable: resumable)
             request.progress = progress
             return backend.download(request)
@@ -86,10 +112,10 @@ extension BackendClient {
     /// `/users/`, which a server would read as the whole collection.
     @usableFromInline
     static func request(
-        _ method: HTTPMethod, _ segments: [String], query: Query, headers: HTTPHeaders
+        _ method: HTTPMethod, _ resource: RequestResource, query: Query, headers: HTTPHeaders
     ) throws(ServiceError) -> BackendRequest {
-        try PathSegment.checkNoneEmpty(segments)
-        return BackendRequest(method: method, segments: segments, query: query.items, headers: headers)
+        try PathSegment.checkNoneEmpty(resource.segments)
+        return BackendRequest(method: method, resource: resource, query: query.items, headers: headers)
     }
 
     /// Sends a request built from path segments and decodes the answer as `Response`
@@ -108,8 +134,24 @@ extension BackendClient {
         progress: ProgressHandler? = nil,
         as type: Response.Type = Response.self
     ) -> Future<Response, ServiceError> {
+        request(
+            method, RequestResource(segments: segments), query: query, body: body, headers: headers,
+            progress: progress, as: type)
+    }
+
+    /// Sends a request for `resource` and decodes the answer as `Response` with ``coding``.
+    @inlinable
+    public func request<Response: Decodable & Sendable>(
+        _ method: HTTPMethod,
+        _ resource: RequestResource,
+        query: Query = Query(),
+        body: RequestBody = .none,
+        headers: HTTPHeaders = [:],
+        progress: ProgressHandler? = nil,
+        as type: Response.Type = Response.self
+    ) -> Future<Response, ServiceError> {
         let coding = coding
-        return send(method, segments, query: query, body: body, headers: headers, progress: progress)
+        return send(method, resource, query: query, body: body, headers: headers, progress: progress)
             .tryMap { response throws(ServiceError) in try coding.decode(Response.self, from: response.body) }
     }
 }

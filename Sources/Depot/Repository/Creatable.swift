@@ -10,7 +10,7 @@ public protocol Creatable: Repository where Entity: Codable {
 extension Creatable {
     /// Adds `entity`: `POST /name` with its JSON.
     public func create(_ entity: Entity) -> Future<Entity, ServiceError> {
-        request(.post, collectionPath, body: .json(entity))
+        request(.post, collectionResource, body: .json(entity))
     }
 
     /// Adds an entity from `draft`: `POST /name` with the draft's JSON.
@@ -20,6 +20,6 @@ extension Creatable {
     /// let post = try await posts.create(NewPost(userId: 1, title: "Hi", body: "…")).value
     /// ```
     public func create<Draft: Encodable & Sendable>(_ draft: Draft) -> Future<Entity, ServiceError> {
-        request(.post, collectionPath, body: .json(draft))
+        request(.post, collectionResource, body: .json(draft))
     }
 }

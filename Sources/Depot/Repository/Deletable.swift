@@ -15,6 +15,6 @@ extension Deletable {
 
     /// Deletes the entity with `id`: `DELETE /name/:id`, ignoring any body.
     public func delete(id: Entity.ID) -> Future<Void, ServiceError> {
-        send(.delete, segments(for: id)).map { _ in }
+        send(.delete, resource(for: id)).map { _ in }
     }
 }

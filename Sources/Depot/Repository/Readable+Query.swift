@@ -13,6 +13,6 @@ extension Readable {
     /// let post = try await postsWithComments.findByID(1, query: Query().embed("comments")).value
     /// ```
     public func findByID(_ id: Entity.ID, query: Query) -> Future<Entity, ServiceError> {
-        request(.get, segments(for: id), query: query)
+        request(.get, resource(for: id), query: query)
     }
 }

@@ -16,11 +16,11 @@ extension Readable {
 
     /// The entities that match `query`: `GET /name?…`.
     public func findAll(query: Query) -> Future<[Entity], ServiceError> {
-        request(.get, collectionPath, query: query)
+        request(.get, collectionResource, query: query)
     }
 
     /// The entity with `id`: `GET /name/:id`.
     public func findByID(_ id: Entity.ID) -> Future<Entity, ServiceError> {
-        request(.get, segments(for: id))
+        request(.get, resource(for: id))
     }
 }

@@ -30,6 +30,16 @@ public protocol Repository: BackendClient {
     /// ``collectionPath`` + `"\(id)"` unless a repository says otherwise (a
     /// ``ScopedRepository`` answers its base's, `/posts/5`, as json-server routes them).
     func segments(for id: Entity.ID) -> [String]
+
+    /// What listing, paging and creating address: the collection at ``collectionPath``, with
+    /// the parent it is nested under (see ``RequestResource``). Every request carries it, so
+    /// the layers below (live queries, offline reads, the in-memory router) never guess it
+    /// from the path.
+    var collectionResource: RequestResource { get }
+
+    /// What the built-in per-entity operations address: the record with `id`, at
+    /// ``segments(for:)``.
+    func resource(for id: Entity.ID) -> RequestResource
 }
 
 extension Repository {
@@ -52,6 +62,18 @@ extension Repository {
         segments.reserveCapacity(segments.count + 1)
         segments.append(Self.text(of: id))
         return segments
+    }
+
+    /// The collection at ``collectionPath``, at the root.
+    @inlinable
+    public var collectionResource: RequestResource {
+        .collection(collectionPath)
+    }
+
+    /// The record at ``segments(for:)``: its last segment is the id.
+    @inlinable
+    public func resource(for id: Entity.ID) -> RequestResource {
+        .record(at: segments(for: id))
     }
 
     /// `String(describing: id)`, without the generic description machinery for the usual

@@ -77,6 +77,17 @@ public struct ScopedRepository<Base: Repository>: Repository {
     public func segments(for id: Entity.ID) -> [String] {
         isShallow ? base.segments(for: id) : parentPath + base.segments(for: id)
     }
+
+    /// The base's collection nested under the parent: `users/1/posts`.
+    public var collectionResource: RequestResource {
+        .collection(base.collectionPath, under: parentPath)
+    }
+
+    /// The record with `id` where ``segments(for:)`` puts it, under the parent when not
+    /// shallow.
+    public func resource(for id: Entity.ID) -> RequestResource {
+        isShallow ? base.resource(for: id) : .record(at: segments(for: id), parentCount: parentPath.count)
+    }
 }
 
 extension ScopedRepository: Readable where Base: Readable {}

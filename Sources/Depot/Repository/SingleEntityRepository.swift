@@ -26,17 +26,17 @@ public protocol SingleEntityRepository: BackendClient {
 extension SingleEntityRepository {
     /// Reads the object: `GET /name`.
     public func find() -> Future<Entity, ServiceError> {
-        request(.get, [name])
+        request(.get, .singular([name]))
     }
 
     /// Replaces the object: `PUT /name`.
     public func update(_ entity: Entity) -> Future<Entity, ServiceError> {
-        request(.put, [name], body: .json(entity))
+        request(.put, .singular([name]), body: .json(entity))
     }
 
     /// Merges `changes` into the object: `PATCH /name`.
     public func patch<Changes: Encodable & Sendable>(with changes: Changes) -> Future<Entity, ServiceError> {
-        request(.patch, [name], body: .json(changes))
+        request(.patch, .singular([name]), body: .json(changes))
     }
 
     /// Merges the fields of a dictionary literal into the object: `PATCH /name`. Values may

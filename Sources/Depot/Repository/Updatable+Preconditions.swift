@@ -20,6 +20,6 @@ extension Updatable {
     /// }
     /// ```
     public func update(_ entity: Entity, ifMatch entityTag: String) -> Future<Entity, ServiceError> {
-        request(.put, segments(for: entity.id), body: .json(entity), headers: ["If-Match": entityTag])
+        request(.put, resource(for: entity.id), body: .json(entity), headers: ["If-Match": entityTag])
     }
 }

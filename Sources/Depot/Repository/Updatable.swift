@@ -11,7 +11,7 @@ public protocol Updatable: Repository where Entity: Codable {
 extension Updatable {
     /// Replaces the stored entity: `PUT /name/:id` with the entity's JSON.
     public func update(_ entity: Entity) -> Future<Entity, ServiceError> {
-        request(.put, segments(for: entity.id), body: .json(entity))
+        request(.put, resource(for: entity.id), body: .json(entity))
     }
 
     /// Merges `changes` into the stored entity: `PATCH /name/:id`.
@@ -22,7 +22,7 @@ extension Updatable {
     public func patch<Changes: Encodable & Sendable>(_ id: Entity.ID, with changes: Changes) -> Future<
         Entity, ServiceError
     > {
-        request(.patch, segments(for: id), body: .json(changes))
+        request(.patch, resource(for: id), body: .json(changes))
     }
 
     /// Merges `changes` into the stored `entity`: `PATCH /name/:id` with the

@@ -311,10 +311,12 @@ public final class Outbox: Sendable {
         let rewritten = state.withLock { $0.localIDs }.rewriting(path: entry.path)
         if rewritten != entry.path { changes.append(ChangeFeed.Change(entry.method, path: rewritten)) }
         if case .created(_, let localID, let serverID) = event {
-            let collection = StoredResponseKey.resource(of: entry.path)
+            let collection = RequestResource(path: entry.path)
             for id in [localID, serverID] {
                 if let text = JSONServerRules.idText(id) {
-                    changes.append(ChangeFeed.Change(path: collection + "/" + text, isCollection: false))
+                    changes.append(
+                        ChangeFeed.Change(
+                            .record(text, in: Array(collection.collection), under: Array(collection.parent))))
                 }
             }
         }

@@ -114,7 +114,9 @@ struct LiveWatchTests {
         // before the write's answer reaches its caller).
         let told = Locked([String: Int]())
         let listeners = ["posts/7", "posts", "users"].map { resource in
-            live.feed.subscribe([resource]) { told.withLock { $0[resource, default: 0] += 1 } }
+            live.feed.subscribe([RequestResource(path: resource)]) {
+                told.withLock { $0[resource, default: 0] += 1 }
+            }
         }
         _ = try await posts.patch(7, with: ["title": "Edited"]).value
         #expect(told.withLock { $0 } == ["posts/7": 1, "posts": 1])
@@ -210,64 +212,6 @@ struct LiveWatchTests {
         // Lands on a later page: page 1's body stays the same, its total does not.
         _ = try await posts.create(NewLivePost(userId: 1, title: "Third")).value
         #expect(try await next(&iterator).value == "3")
-    }
-
-    @Test("which paths a change touches")
-    func touches() {
-        let patch = ChangeFeed.Change(.patch, path: "/posts/7")
-        #expect(patch.touches("posts/7"))
-        #expect(patch.touches("posts"))
-        #expect(patch.touches("users/1/posts"))
-        #expect(patch.touches("users/1/posts/7"))
-        #expect(!patch.touches("users"))
-        #expect(!patch.touches("users/7"))
-        #expect(!patch.touches("posts/8"))
-        #expect(!patch.touches("comments"))
-        let create = ChangeFeed.Change(.post, path: "posts")
-        #expect(create.touches("posts"))
-        #expect(create.touches("users/1/posts"))
-        #expect(!create.touches("posts/7"))
-        #expect(!create.touches("users"))
-        let nestedCreate = ChangeFeed.Change(.post, path: "users/1/posts")
-        #expect(nestedCreate.touches("users/1/posts"))
-        #expect(nestedCreate.touches("posts"))
-        // A POST under a record may change that record: it, and its collection's listings.
-        #expect(nestedCreate.touches("users/1"))
-        #expect(nestedCreate.touches("users"))
-        #expect(!nestedCreate.touches("users/2"))
-        let action = ChangeFeed.Change(.post, path: "posts/7/publish")
-        #expect(action.touches("posts/7"))
-        #expect(action.touches("posts"))
-        #expect(action.touches("users/1/posts"))
-        #expect(!action.touches("posts/8"))
-        #expect(!action.touches("users"))
-        let nestedDelete = ChangeFeed.Change(.delete, path: "users/1/posts/3")
-        #expect(nestedDelete.touches("users/1/posts/3"))
-        #expect(nestedDelete.touches("posts/3"))
-        #expect(nestedDelete.touches("users/1/posts"))
-        #expect(!nestedDelete.touches("users/1"))
-        #expect(!nestedDelete.touches("users"))
-        // By hand (`invalidate(path:)`): a path ending in a number is a record, any other a
-        // collection.
-        #expect(ChangeFeed.Change(path: "posts").touches("users/1/posts"))
-        #expect(!ChangeFeed.Change(path: "posts").touches("posts/7"))
-        #expect(ChangeFeed.Change(path: "posts/7").touches("posts"))
-        #expect(ChangeFeed.Change(path: "posts/7").touches("posts/7/comments"))
-        let comments = ChangeFeed.Change(path: "posts/7/comments")
-        #expect(comments.touches("posts/7/comments"))
-        #expect(comments.touches("comments"))
-        #expect(comments.touches("posts/7"))
-        #expect(!comments.touches("users/7"))
-        let feed = ChangeFeed()
-        let told = Locked(0)
-        let subscription = feed.subscribe(["users"]) { told.withLock { $0 += 1 } }
-        feed.publish([ChangeFeed.Change(.patch, path: "posts/7")])
-        #expect(told.withLock { $0 } == 0)
-        feed.publish([ChangeFeed.Change(.post, path: "/users/")])
-        #expect(told.withLock { $0 } == 1)
-        subscription.cancel()
-        feed.publish([ChangeFeed.Change(path: "users")])
-        #expect(told.withLock { $0 } == 1)
     }
 
     @Test("invalidate(path:) and refresh() read again")

@@ -1,0 +1,143 @@
+import Foundation
+
+/// What a request addresses, as the layer that made it knows it: a collection (nested under a
+/// parent record or not), one record of it, a singular resource (`/profile`), and what a
+/// custom endpoint names past them (an action: `posts/7/publish`).
+///
+/// A repository writes it on each request it makes (``BackendRequest/resource``), so the
+/// layers below — live change rules, InMemoryBackend's router, DepotOffline — read what the
+/// request means instead of guessing it from the path. A request made from a bare path (a
+/// hypermedia link, `BackendRequest(path:)`) is read into one in one place,
+/// ``init(path:)``, by json-server's convention.
+///
+/// ```swift
+/// RequestResource.record("7", in: ["posts"])                     // posts/7
+/// RequestResource.collection(["posts"], under: ["users", "1"])   // users/1/posts
+/// RequestResource.singular(["profile"])                          // profile
+/// RequestResource.record("7", in: ["posts"]).appending("publish") // posts/7/publish
+/// ```
+public struct RequestResource: Sendable, Hashable {
+    /// The decoded path segments: the parent record's, the collection's, the record's id, then
+    /// what a custom endpoint names past them.
+    public let segments: [String]
+    /// How many of ``segments`` name the parent record (its path, ending in its id).
+    private let scopeEnd: Int
+    /// Where the collection's segments end.
+    private let collectionEnd: Int
+    /// Whether the segment at `collectionEnd` is a record's id.
+    private let hasID: Bool
+    /// Whether the collection names one object (`/profile`) rather than a list of records.
+    public let isSingular: Bool
+
+    private init(segments: [String], scopeEnd: Int, collectionEnd: Int, hasID: Bool, isSingular: Bool) {
+        self.segments = segments
+        self.scopeEnd = scopeEnd
+        self.collectionEnd = collectionEnd
+        self.hasID = hasID
+        self.isSingular = isSingular
+    }
+
+    /// The collection at `path` (its segments, decoded), nested under the record at `parent`
+    /// (`["users", "1"]`) or at the root.
+    public static func collection(_ path: [String], under parent: [String] = []) -> RequestResource {
+        RequestResource(
+            segments: parent + path, scopeEnd: parent.count, collectionEnd: parent.count + path.count,
+            hasID: false, isSingular: false)
+    }
+
+    /// The record with `id` in the collection at `path`, nested under `parent` or not.
+    public static func record(_ id: String, in path: [String], under parent: [String] = []) -> RequestResource
+    {
+        RequestResource(
+            segments: parent + path + [id], scopeEnd: parent.count, collectionEnd: parent.count + path.count,
+            hasID: true, isSingular: false)
+    }
+
+    /// A record whose path is `segments`, its id last, nested under the first `parentCount`
+    /// of them: what a repository's ``Repository/segments(for:)`` gives, without copying it.
+    @usableFromInline
+    package static func record(at segments: [String], parentCount: Int = 0) -> RequestResource {
+        RequestResource(
+            segments: segments, scopeEnd: parentCount, collectionEnd: max(segments.count - 1, parentCount),
+            hasID: !segments.isEmpty, isSingular: false)
+    }
+
+    /// The single object at `path` (`["profile"]`, `["me"]`): read and replaced, never listed.
+    public static func singular(_ path: [String]) -> RequestResource {
+        RequestResource(
+            segments: path, scopeEnd: 0, collectionEnd: path.count, hasID: false, isSingular: true)
+    }
+
+    /// This resource with `segments` after it: a custom endpoint under a record or collection
+    /// (`posts/7/publish`).
+    public func appending(_ segments: String...) -> RequestResource {
+        RequestResource(
+            segments: self.segments + segments, scopeEnd: scopeEnd, collectionEnd: collectionEnd,
+            hasID: hasID,
+            isSingular: isSingular)
+    }
+
+    /// Reads decoded path segments by json-server's convention, the default of an API
+    /// description: names and ids alternate (`posts`, `posts/7`, `users/1/posts`,
+    /// `users/1/posts/7`), so an even count ends in a record's id, and a collection after a
+    /// record (`users/1/posts`) is nested under it.
+    public init(segments: [String]) {
+        let hasID = segments.count >= 2 && segments.count % 2 == 0
+        let collectionEnd = hasID ? segments.count - 1 : segments.count
+        self.init(
+            segments: segments, scopeEnd: collectionEnd >= 3 ? collectionEnd - 1 : 0,
+            collectionEnd: collectionEnd, hasID: hasID, isSingular: false)
+    }
+
+    /// Reads a request's path (relative, absolute, or an absolute URL; any query or fragment
+    /// ignored) by json-server's convention (see ``init(segments:)``): the one place a path
+    /// is read back into a resource.
+    public init(path: String) {
+        let parsed = PathReference(path, scheme: "http")
+        var reference = parsed.path
+        if parsed.absoluteURL != nil {
+            // `scheme://host[:port]/path`: the path after the authority.
+            let afterScheme = reference.range(of: "//").map { reference[$0.upperBound...] } ?? reference
+            reference = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? ""
+        }
+        let segments = reference.split(separator: "/", omittingEmptySubsequences: true).map {
+            PathSegment.decode(String($0))
+        }
+        self.init(segments: segments)
+    }
+
+    /// The collection's segments, without the parent's (`["posts"]` for `users/1/posts/7`).
+    public var collection: ArraySlice<String> { segments[scopeEnd..<collectionEnd] }
+
+    /// The path of the parent record a collection is nested under (`["users", "1"]`), empty
+    /// at the root.
+    public var parent: ArraySlice<String> { segments[..<scopeEnd] }
+
+    /// The record's id, when the request addresses one record.
+    public var id: String? { hasID ? segments[collectionEnd] : nil }
+
+    /// What a custom endpoint names past the collection or record (`["publish"]`).
+    public var action: ArraySlice<String> { segments[(hasID ? collectionEnd + 1 : collectionEnd)...] }
+
+    /// The collection's name, its last segment (`posts` for `users/1/posts/7`).
+    public var name: String? { collection.last }
+
+    /// The record's own path without any action (`users/1/posts/7`), for a record.
+    package var recordSegments: ArraySlice<String>? {
+        hasID ? segments[..<(collectionEnd + 1)] : nil
+    }
+
+    /// The percent-encoded path (`users/1/posts`): each segment encoded on its own.
+    public var path: String { PathSegment.join(segments) }
+}
+
+extension RequestResource: CustomStringConvertible {
+    /// The path, with the id and the action marked: `posts/[7]`, `users/1/posts`,
+    /// `profile (singular)`.
+    public var description: String {
+        var parts = Array(parent) + Array(collection)
+        if let id { parts.append("[\(id)]") }
+        parts += action
+        return parts.joined(separator: "/") + (isSingular ? " (singular)" : "")
+    }
+}
