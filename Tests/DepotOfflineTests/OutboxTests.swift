@@ -368,6 +368,33 @@ struct OutboxTests {
 @Suite("Outbox: one sender per store, whichever chain uses it")
 struct OutboxReplayerTests {
     @Test(
+        "a .offline(store) called by hand, without with(...), replays through the chain its requests went down"
+    )
+    func aMiddlewareCalledByHandReplays() async throws {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let network = SwitchableBackend()
+        let offline = OfflineMiddleware(store: store)
+        network.isDown = true
+        _ = try #require(
+            queuedWrite(await offline.intercept(todoWrite(#""title": "a""#), next: network.send).result))
+        network.isDown = false
+        let report = await store.outbox.replay()
+        #expect(report == OutboxReplayReport(sent: 1, kept: 0, remaining: 0, ending: .finished))
+        #expect(titles(in: network.server) == ["a"])
+    }
+
+    @Test(".live() finds the store behind URLSessionBackend's own middleware")
+    func theChainIsSeenThroughURLSessionBackend() throws {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let backend = URLSessionBackend(
+            baseURL: try #require(URL(string: "http://127.0.0.1:9")), middleware: [.offline(store)])
+        #expect(backend.middlewareChain.contains { $0 is OfflineMiddleware })
+        #expect(backend.with(.retry()).middlewareChain.contains { $0 is OfflineMiddleware })
+    }
+
+    @Test(
         "two .offline(store) chains on one store: the one made last replays, whatever requests pass, each entry once"
     )
     func twoChainsOnOneStoreShareOneSender() async throws {

@@ -68,7 +68,7 @@ package protocol ChainAttached: Middleware {
 /// ``LiveMiddleware`` in front of it subscribes when the chain is made.
 package protocol ChangeSource: Middleware {
     /// The store the changes come from: two middleware of one store report the same changes.
-    var changeSourceID: ObjectIdentifier { get }
+    var changeSource: AnyObject { get }
 
     /// Calls `publish` with what each such change touched, on no lock of the store's, until the
     /// returned subscription is cancelled or released.
@@ -95,9 +95,12 @@ extension Backend {
     }
 }
 
-/// A backend that runs a chain of middleware of its own (``URLSessionBackend``'s
-/// `middleware:`): ``Backend/middlewareChain`` looks through it.
-package protocol MiddlewareHost: Backend {
-    /// The chain the backend sends through.
+/// A backend that runs a chain of middleware of its own (``URLSessionBackend``'s and
+/// AsyncHTTPClientBackend's `middleware:`): a ``LiveMiddleware`` put in front of it looks
+/// through it for the stores whose replays it reports. A backend of your own that takes
+/// middleware adopts it the same way.
+@_spi(BackendSupport)
+public protocol MiddlewareHost: Backend {
+    /// The chain the backend sends its requests through: `transport.with(middleware)`.
     var hostedChain: any Backend { get }
 }

@@ -19,15 +19,11 @@ public struct BackendRequest: Sendable, Hashable {
         }
     }
     /// What the request addresses: as its maker wrote it (a repository knows the collection,
-    /// the record's id and the parent scope), or read from ``path`` by
-    /// ``RequestResource/init(path:)`` when it was made from a bare path. Setting it sets
-    /// ``path``; setting ``path`` forgets what was written.
+    /// the record's id and the parent scope: ``init(method:resource:query:headers:body:)``), or
+    /// read from ``path`` by ``RequestResource/init(path:)`` when it was made from a bare path.
+    /// Setting ``path`` forgets what was written.
     public var resource: RequestResource {
-        get { addressed.value ?? RequestResource(path: encodedPath) }
-        set {
-            encodedPath = newValue.path
-            addressed = Carried(newValue.segments.contains(where: \.isEmpty) ? nil : newValue)
-        }
+        addressed.value?.resource ?? RequestResource(path: encodedPath)
     }
     /// The query items, in order; names may repeat (`id=1&id=2`).
     public var query: [URLQueryItem]
@@ -70,15 +66,16 @@ public struct BackendRequest: Sendable, Hashable {
     }
     /// The path as given or as built from segments.
     private var encodedPath: String
-    /// The resource ``path`` was built from, while it still is.
-    private var addressed = Carried<RequestResource?>(nil)
+    /// The resource the request addresses, while its maker's word holds, and whether ``path``
+    /// was built from it (else it is a server's URL for the same resource: a next page's).
+    private var addressed = Carried<Addressed?>(nil)
     /// The context, outside the request's equality.
     private var carried = Carried(RequestContext.entered)
 
     /// The decoded segments of the resource ``path`` was built from, so that a backend reads
     /// them without parsing the path back; `nil` once the path was set as a string, or when a
     /// segment is empty (the path then means what a server makes of it).
-    var segments: [String]? { addressed.value?.segments }
+    var segments: [String]? { addressed.value.flatMap { $0.isPath ? $0.resource.segments : nil } }
 
     /// Creates a request for an already encoded path.
     public init(
@@ -124,7 +121,19 @@ public struct BackendRequest: Sendable, Hashable {
         self.init(
             method: method, path: PathSegment.join(resource.segments), query: query, headers: headers,
             body: body)
-        if !resource.segments.contains(where: \.isEmpty) { addressed = Carried(resource) }
+        if !resource.segments.contains(where: \.isEmpty) {
+            addressed = Carried(Addressed(resource: resource, isPath: true))
+        }
+    }
+
+    /// A request for `path` (a server's URL: a next page's) that addresses `resource`, which
+    /// its maker knows: the layers below read the resource, the backend sends the path.
+    package init(
+        method: HTTPMethod = .get, path: String, query: [URLQueryItem] = [],
+        addressing resource: RequestResource
+    ) {
+        self.init(method: method, path: path, query: query)
+        addressed = Carried(Addressed(resource: resource, isPath: false))
     }
 
     /// Whether the body or the answer moves through a file, or progress is observed:
@@ -162,6 +171,13 @@ extension BackendRequest {
         let type = field.prefix { $0 != ";" }
         return type.trimmingCharacters(in: .whitespaces).lowercased()
     }
+}
+
+/// The resource a request's maker said it addresses.
+private struct Addressed: Sendable {
+    var resource: RequestResource
+    /// Whether the request's path was built from the resource's segments.
+    var isPath: Bool
 }
 
 /// A value a request carries beside what it is (its context, the resource its path was built

@@ -5,10 +5,11 @@ import Foundation
 /// custom endpoint names past them (an action: `posts/7/publish`).
 ///
 /// A repository writes it on each request it makes (``BackendRequest/resource``), so the
-/// layers below — live change rules, InMemoryBackend's router, DepotOffline — read what the
-/// request means instead of guessing it from the path. A request made from a bare path (a
-/// hypermedia link, `BackendRequest(path:)`) is read into one in one place,
-/// ``init(path:)``, by json-server's convention.
+/// layers below read what the request means instead of guessing it from the path: the live
+/// change rules, and InMemoryBackend's router (its segments, without parsing the path again;
+/// it routes them as json-server does). A request made from a bare path (a hypermedia link,
+/// `BackendRequest(path:)`) is read into one in one place, ``init(path:)``, by json-server's
+/// convention; so, for now, is a write DepotOffline queued, from its stored path.
 ///
 /// ```swift
 /// RequestResource.record("7", in: ["posts"])                     // posts/7
@@ -57,9 +58,18 @@ public struct RequestResource: Sendable, Hashable {
     /// of them: what a repository's ``Repository/segments(for:)`` gives, without copying it.
     @usableFromInline
     package static func record(at segments: [String], parentCount: Int = 0) -> RequestResource {
-        RequestResource(
-            segments: segments, scopeEnd: parentCount, collectionEnd: max(segments.count - 1, parentCount),
+        let scopeEnd = min(max(parentCount, 0), max(segments.count - 1, 0))
+        return RequestResource(
+            segments: segments, scopeEnd: scopeEnd, collectionEnd: max(segments.count - 1, scopeEnd),
             hasID: !segments.isEmpty, isSingular: false)
+    }
+
+    /// The collection at `path`, a repository's ``Repository/collectionPath``: nested under a
+    /// parent record by json-server's convention when the path is one (`users/1/posts`: three
+    /// or more segments, names and ids alternating), at the root otherwise (`posts`, `v2/posts`).
+    public static func collection(atPath path: [String]) -> RequestResource {
+        guard path.count >= 3, path.count % 2 == 1 else { return .collection(path) }
+        return .collection([path[path.count - 1]], under: Array(path.dropLast()))
     }
 
     /// The single object at `path` (`["profile"]`, `["me"]`): read and replaced, never listed.

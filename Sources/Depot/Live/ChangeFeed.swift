@@ -24,7 +24,7 @@ package final class ChangeFeed: Sendable {
     private let state = Locked(State())
     /// The subscriptions this feed holds to the stores behind its middleware (see
     /// ``ChangeSource``): ended with the feed.
-    private let sources = Locked([ObjectIdentifier: Subscription]())
+    private let sources = Locked([Followed]())
     /// Called with each publication before any subscriber is told.
     private let beforePublish: @Sendable ([Change]) -> Void
 
@@ -72,15 +72,26 @@ package final class ChangeFeed: Sendable {
     /// Publishes what `source` reports from now on, while this feed lives (once per store,
     /// however many chains name it).
     func follow(_ source: any ChangeSource) {
-        let id = source.changeSourceID
-        guard sources.withLock({ $0[id] == nil }) else { return }
+        let store = source.changeSource
+        let isFollowed = { (sources: inout [Followed]) -> Bool in
+            // Stores released since are forgotten here, where one is added.
+            sources.removeAll { $0.store == nil }
+            return sources.contains { $0.store === store }
+        }
+        guard !sources.withLock(isFollowed) else { return }
         let subscription = source.subscribeChanges { [weak self] changes in self?.publish(changes) }
         let extra = sources.withLock { sources -> Subscription? in
-            guard sources[id] == nil else { return subscription }
-            sources[id] = subscription
+            guard !isFollowed(&sources) else { return subscription }
+            sources.append(Followed(store: store, subscription: subscription))
             return nil
         }
         extra?.cancel()
+    }
+
+    /// A store this feed follows, not kept alive by it, and the subscription to it.
+    private struct Followed: @unchecked Sendable {
+        weak var store: AnyObject?
+        let subscription: Subscription
     }
 
     /// How many watches are subscribed now.
@@ -146,7 +157,8 @@ package final class ChangeFeed: Sendable {
         ///   touches;
         /// - a create (`POST posts`): every listing of the collection, and, when the collection
         ///   lies under a record (`movies/1/ratings`), what a change of that record touches;
-        /// - a write to a whole collection (`DELETE posts`): its records and listings;
+        /// - a write to a whole collection (`DELETE posts`, or an action `POST` on it typed as
+        ///   such, `.collection(["posts"]).appending("archive-all")`): its records and listings;
         /// - a singular resource (`profile`): itself and what is under it.
         package func touches(_ read: RequestResource) -> Bool {
             // The path itself; what is under it unless the write only added to it.
@@ -157,7 +169,7 @@ package final class ChangeFeed: Sendable {
             }
             if resource.recordSegments != nil { return recordChangeTouches(read, of: resource) }
             if resource.isSingular { return false }
-            guard adds else {
+            guard adds, resource.action.isEmpty else {
                 // The whole collection: its records and listings.
                 return read.name == resource.name && !read.isSingular
             }

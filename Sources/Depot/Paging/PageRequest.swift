@@ -14,7 +14,8 @@ enum PageRequest {
         if case .href(let href) = address {
             guard !href.isEmpty else { throw .invalidRequest("the server sent an empty next page URL") }
             let (path, items) = QueryString.split(href)
-            return BackendRequest(method: .get, path: path, query: items)
+            // The server's URL for a page of the same collection.
+            return BackendRequest(method: .get, path: path, query: items, addressing: collection)
         }
         try PathSegment.checkNoneEmpty(collection.segments)
         let items = query.items + (try style.query(for: address, size: size))

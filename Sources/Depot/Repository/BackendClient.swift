@@ -51,8 +51,7 @@ extension BackendClient {
     }
 
     /// Sends a request for `resource` and returns the raw response: for a custom endpoint that
-    /// says what it addresses, which the layers below (live queries, offline reads) then read
-    /// as written.
+    /// says what it addresses, which the live change rules then read as written.
     ///
     /// ```swift
     /// send(.post, .record("7", in: ["posts"]).appending("publish"))   // POST /posts/7/publish

@@ -33,8 +33,7 @@ public protocol Repository: BackendClient {
 
     /// What listing, paging and creating address: the collection at ``collectionPath``, with
     /// the parent it is nested under (see ``RequestResource``). Every request carries it, so
-    /// the layers below (live queries, offline reads, the in-memory router) never guess it
-    /// from the path.
+    /// the live change rules never guess it from the path.
     var collectionResource: RequestResource { get }
 
     /// What the built-in per-entity operations address: the record with `id`, at
@@ -64,10 +63,11 @@ extension Repository {
         return segments
     }
 
-    /// The collection at ``collectionPath``, at the root.
+    /// The collection at ``collectionPath``, nested under a parent record when the path reads
+    /// as one by json-server's convention (``RequestResource/collection(atPath:)``).
     @inlinable
     public var collectionResource: RequestResource {
-        .collection(collectionPath)
+        .collection(atPath: collectionPath)
     }
 
     /// The record at ``segments(for:)``: its last segment is the id.

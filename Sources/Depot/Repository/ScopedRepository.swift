@@ -80,7 +80,8 @@ public struct ScopedRepository<Base: Repository>: Repository {
 
     /// The base's collection nested under the parent: `users/1/posts`.
     public var collectionResource: RequestResource {
-        .collection(base.collectionPath, under: parentPath)
+        let inBase = base.collectionResource
+        return .collection(Array(inBase.collection), under: parentPath + inBase.parent)
     }
 
     /// The record with `id` where ``segments(for:)`` puts it, under the parent when not

@@ -191,6 +191,8 @@ public struct URLSessionBackend: Backend {
     }
 }
 
+@_spi(BackendSupport)
 extension URLSessionBackend: MiddlewareHost {
-    package var hostedChain: any Backend { chain }
+    /// The middleware in front of the network.
+    public var hostedChain: any Backend { chain }
 }

@@ -278,7 +278,7 @@ extension OfflineMiddleware: ChainAttached, ChangeSource {
     }
 
     /// The store's: every middleware of one store reports the same changes.
-    package var changeSourceID: ObjectIdentifier { ObjectIdentifier(store) }
+    package var changeSource: AnyObject { store }
 
     /// What the store's replays send, create and roll back, and entries the app discards.
     package func subscribeChanges(_ publish: @escaping @Sendable ([ChangeFeed.Change]) -> Void)

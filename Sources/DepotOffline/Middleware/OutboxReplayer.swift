@@ -59,9 +59,12 @@ final class OutboxReplayer: @unchecked Sendable {
     }
 
     /// The rest of the chain as the middleware hands it on, while entries are queued wrapped so
-    /// that a success starts a replay in the background. Without queued entries it is `next`
-    /// itself (nothing added to the online path but a lock).
+    /// that a success starts a replay in the background; the chain replays go through when no
+    /// chain was made with `with(...)` (a middleware called by hand). Without queued entries it
+    /// is `next` itself (nothing added to the online path but two locks).
     func relay(_ next: @escaping Send, policy: OfflinePolicy) -> Send {
+        // A middleware called without `with(...)` made its chain: its first request tells it.
+        withFields { if $0.next == nil { $0.next = next } }
         let queued = outbox.state.withLock { state -> Bool in
             state.policy = policy
             return state.queuedCount > 0 && !state.held

@@ -142,10 +142,98 @@ struct ChangeRuleTests {
                 .collection(["comments"], under: ["posts", "abc"]),
             ])
     }
+
+    @Test("a page the server links to addresses its collection, so a write to one of its records re-reads it")
+    func linkedPagesAddressTheirCollection() async throws {
+        let server = InMemoryBackend(collections: ["posts"])
+        // Under a base path, as most APIs: the server's links name it (`/api/posts?_page=2`),
+        // which no reading of the bare URL could tell from a record `posts` of `api`.
+        server.baseURL = try #require(URL(string: "http://localhost/api/"))
+        for index in 1...3 { _ = try await server.send(postWrite(index)).value }
+        let recorded = Locked([(path: String, resource: RequestResource)]())
+        let posts = PagedPostRepository(backend: server.with(PathRecorder(seen: recorded)))
+        var pages = 0
+        for try await page in posts.pages(size: 1) { pages += page.items.count }
+        #expect(pages == 3)
+        let seen = recorded.withLock { $0 }
+        #expect(seen.count == 3)
+        #expect(seen.dropFirst().allSatisfy { $0.path.hasPrefix("http://localhost/api/posts") })
+        #expect(seen.allSatisfy { $0.resource == .collection(["posts"]) })
+        let write = ChangeFeed.Change(.put, .record("2", in: ["posts"]))
+        #expect(seen.allSatisfy { write.touches($0.resource) })
+    }
+
+    @Test("a collection's resource keeps every parent: nested scopes, a path that names its parent")
+    func nestedScopesKeepTheirParents() {
+        let posts = ResourcePostRepository(backend: InMemoryBackend())
+        let nested = posts.scoped(under: ["users", "1"]).scoped(under: ["orgs", "3"])
+        #expect(nested.collectionResource == .collection(["posts"], under: ["orgs", "3", "users", "1"]))
+        #expect(
+            ChangeFeed.Change(.post, nested.collectionResource).touches(
+                .record("1", in: ["users"], under: ["orgs", "3"])))
+        #expect(
+            NestedPostRepository(backend: InMemoryBackend()).collectionResource
+                == .collection(["posts"], under: ["users", "1"]))
+        #expect(
+            VersionedPostRepository(backend: InMemoryBackend()).collectionResource
+                == .collection(["v2", "posts"]))
+    }
+
+    @Test("a record path shorter than its parent count is read without trapping")
+    func shortRecordPaths() {
+        let empty = RequestResource.record(at: [], parentCount: 2)
+        #expect(empty.segments.isEmpty)
+        #expect(empty.id == nil)
+        #expect(empty.parent.isEmpty)
+        let short = RequestResource.record(at: ["posts", "7"], parentCount: 5)
+        #expect(short.id == "7")
+        #expect(short.name == nil || short.name == "posts")
+    }
+}
+
+private func postWrite(_ index: Int) -> BackendRequest {
+    BackendRequest(method: .post, path: "posts", body: Data(#"{"title": "\#(index)"}"#.utf8))
 }
 
 private struct ResourcePost: Codable, Identifiable, Sendable {
     var id: String
+}
+
+private struct PagedPost: Codable, Identifiable, Sendable {
+    var id: Int
+}
+
+private struct PagedPostRepository: PagedRepository {
+    typealias Entity = PagedPost
+    let backend: any Backend
+    let name = "posts"
+}
+
+private struct NestedPostRepository: Readable {
+    typealias Entity = PagedPost
+    let backend: any Backend
+    let name = "posts"
+    var collectionPath: [String] { ["users", "1", "posts"] }
+}
+
+private struct VersionedPostRepository: Readable {
+    typealias Entity = PagedPost
+    let backend: any Backend
+    let name = "posts"
+    var collectionPath: [String] { ["v2", "posts"] }
+}
+
+/// Notes each request's path and what it addresses.
+private struct PathRecorder: Middleware {
+    let seen: Locked<[(path: String, resource: RequestResource)]>
+
+    func intercept(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        seen.withLock { $0.append((request.path, request.resource)) }
+        return next(request)
+    }
 }
 
 private struct ResourcePostRepository: CRUDRepository {

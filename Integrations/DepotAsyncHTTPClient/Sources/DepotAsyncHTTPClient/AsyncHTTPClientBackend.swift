@@ -222,3 +222,10 @@ final class ClientBox: Sendable {
         if owned, claimShutdown() { client.shutdown { _ in } }
     }
 }
+
+@_spi(BackendSupport)
+extension AsyncHTTPClientBackend: MiddlewareHost {
+    /// The middleware in front of the network: a `.live()` in front of this backend finds the
+    /// stores among them.
+    public var hostedChain: any Backend { chain }
+}
