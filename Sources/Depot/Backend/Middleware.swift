@@ -72,7 +72,7 @@ package protocol ChangeSource: Middleware {
 
     /// Calls `publish` with what each such change touched, on no lock of the store's, until the
     /// returned subscription is cancelled or released.
-    func subscribeChanges(_ publish: @escaping @Sendable ([ChangeFeed.Change]) -> Void)
+    func subscribeChanges(_ publish: @escaping @Sendable (ChangeFeed.Publication) -> Void)
         -> ChangeFeed.Subscription
 }
 

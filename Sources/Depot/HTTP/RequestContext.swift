@@ -32,6 +32,10 @@ public struct RequestContext: Sendable {
     /// its own replay's requests through, and ``LiveMiddleware`` leaves their changes to the
     /// store that reports them.
     package var replay: ObjectIdentifier?
+    /// The change feed of the ``LiveMiddleware`` a write passed, which publishes what the
+    /// write touched as it returns: a store that queues the write tells its other listeners
+    /// only.
+    package var publishedBy: ObjectIdentifier?
 
     /// A context; `receipt` collects where the answers came from.
     public init(receipt: AnswerReceipt? = nil) {

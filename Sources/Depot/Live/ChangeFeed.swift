@@ -79,13 +79,31 @@ package final class ChangeFeed: Sendable {
             return sources.contains { $0.store === store }
         }
         guard !sources.withLock(isFollowed) else { return }
-        let subscription = source.subscribeChanges { [weak self] changes in self?.publish(changes) }
+        let subscription = source.subscribeChanges { [weak self] publication in
+            guard let self, publication.publishedBy != ObjectIdentifier(self) else { return }
+            self.publish(publication.changes)
+        }
         let extra = sources.withLock { sources -> Subscription? in
             guard !isFollowed(&sources) else { return subscription }
             sources.append(Followed(store: store, subscription: subscription))
             return nil
         }
         extra?.cancel()
+    }
+
+    /// What a store reports: the changes, and the feed that publishes them itself (for a write
+    /// queued through its chain), which skips them.
+    package struct Publication: Sendable {
+        /// What changed.
+        package var changes: [Change]
+        /// The feed of the `.live()` the write passed, if one did.
+        package var publishedBy: ObjectIdentifier?
+
+        /// A publication of `changes`, published already by `publishedBy`'s feed.
+        package init(_ changes: [Change], publishedBy: ObjectIdentifier? = nil) {
+            self.changes = changes
+            self.publishedBy = publishedBy
+        }
     }
 
     /// A store this feed follows, not kept alive by it, and the subscription to it.

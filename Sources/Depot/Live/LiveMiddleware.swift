@@ -77,7 +77,10 @@ public struct LiveMiddleware: Middleware {
             // A replay's write is reported by the store that replays it.
             if request.context.isReplay { return next(request) }
             let feed = feed
-            return Future { promise in
+            // This feed reports the write's outcome: a store behind tells its other listeners.
+            var request = request
+            request.context.publishedBy = ObjectIdentifier(feed)
+            return Future { [request] promise in
                 next(request).start { result in
                     switch result {
                     case .success, .failure(.queued):

@@ -280,8 +280,9 @@ extension OfflineMiddleware: ChainAttached, ChangeSource {
     /// The store's: every middleware of one store reports the same changes.
     package var changeSource: AnyObject { store }
 
-    /// What the store's replays send, create and roll back, and entries the app discards.
-    package func subscribeChanges(_ publish: @escaping @Sendable ([ChangeFeed.Change]) -> Void)
+    /// What the store's replays send, create and roll back, entries the app retries or
+    /// discards, and writes queued through another chain.
+    package func subscribeChanges(_ publish: @escaping @Sendable (ChangeFeed.Publication) -> Void)
         -> ChangeFeed.Subscription
     {
         store.outbox.subscribeChanges(publish)

@@ -114,10 +114,10 @@ public final class Outbox: Sendable {
     private let hub = OutboxEventHub()
     /// Who hears what the outbox changes on its own: the `.live()` middleware in front of the
     /// store's `.offline` middleware, subscribed when their chain was made.
-    private let changeListeners = Listeners<[ChangeFeed.Change]>()
+    private let changeListeners = Listeners<ChangeFeed.Publication>()
     /// Changes made under the store's lock, published once it is released
     /// (``publishChanges()``).
-    private let unpublished = Locked([ChangeFeed.Change]())
+    private let unpublished = Locked([ChangeFeed.Publication]())
     /// The one-sender rule across processes and stores.
     private let lease = SenderLease()
 
@@ -301,10 +301,11 @@ public final class Outbox: Sendable {
     /// Reports `event` on ``events`` (under the store's lock: in the order the store changed),
     /// and notes what it touched for ``publishChanges()``: the paths of the entry (for a create
     /// the server named, the record's local and server paths too). A write queued by a request
-    /// is not noted: the caller's `.live()` middleware reports it as the request returns.
-    private func emit(_ event: OutboxEvent, publishing: Bool = true) {
+    /// that passed a `.live()` (`publishedBy`) is noted for the other listeners only: that one
+    /// reports it as the request returns.
+    private func emit(_ event: OutboxEvent, publishedBy: ObjectIdentifier? = nil) {
         hub.emit(event)
-        guard publishing, !changeListeners.isEmpty else { return }
+        guard !changeListeners.isEmpty else { return }
         let entry = event.entry
         var changes = [ChangeFeed.Change(entry.method, path: entry.path)]
         // Under the store's lock: the ids in memory, never read from the file here.
@@ -320,23 +321,32 @@ public final class Outbox: Sendable {
                 }
             }
         }
-        unpublished.withLock { $0.append(contentsOf: changes) }
+        unpublished.withLock { $0.append(ChangeFeed.Publication(changes, publishedBy: publishedBy)) }
     }
 
     /// Tells the listeners what the events noted since the last call touched, in one
-    /// publication: called once the store's lock is released, so a listener may use the store.
+    /// publication (and one for each write a `.live()` reports itself): called once the store's
+    /// lock is released, so a listener may use the store.
     private func publishChanges() {
-        let changes = unpublished.withLock { changes in
-            defer { changes = [] }
-            return changes
+        let noted = unpublished.withLock { noted in
+            defer { noted = [] }
+            return noted
         }
-        guard !changes.isEmpty else { return }
-        changeListeners.tell(changes)
+        var merged: [ChangeFeed.Change] = []
+        for publication in noted {
+            if publication.publishedBy == nil {
+                merged += publication.changes
+            } else {
+                changeListeners.tell(publication)
+            }
+        }
+        if !merged.isEmpty { changeListeners.tell(ChangeFeed.Publication(merged)) }
     }
 
-    /// Calls `publish` with what the outbox's replays send, create and roll back, and what the
-    /// app retries or discards, on no lock of the store's, until the subscription ends.
-    func subscribeChanges(_ publish: @escaping @Sendable ([ChangeFeed.Change]) -> Void)
+    /// Calls `publish` with what the outbox's replays send, create and roll back, what the app
+    /// retries or discards, and the writes it queues, on no lock of the store's, until the
+    /// subscription ends.
+    func subscribeChanges(_ publish: @escaping @Sendable (ChangeFeed.Publication) -> Void)
         -> ChangeFeed.Subscription
     {
         changeListeners.add(publish)
@@ -604,6 +614,7 @@ public final class Outbox: Sendable {
     func enqueue(_ write: BackendRequest, policy: OfflinePolicy) throws(OfflineStoreError)
         -> OutboxEntry
     {
+        defer { publishChanges() }
         var headers = policy.redaction.removingSecrets(from: write.headers)
         let limit = policy.maxQueuedWrites
         let key = headers[Self.idempotencyKeyField] ?? UUID().uuidString.lowercased()
@@ -646,7 +657,7 @@ public final class Outbox: Sendable {
                 $0.held = false
                 $0.pending.add(entry, localIDs: $0.localIDs)
             }
-            emit(.queued(entry), publishing: false)
+            emit(.queued(entry), publishedBy: write.context.publishedBy)
             return entry
         }
     }
