@@ -19,7 +19,7 @@ enum StoreSchema {
     static let applicationID: Int32 = 0x4470_6F74
 
     /// Every step, in order; the last one's version is the current schema version.
-    static let migrations: [SchemaMigration] = [version1, version2, version3, version4, version5]
+    static let migrations: [SchemaMigration] = [version1, version2, version3, version4, version5, version6]
 
     /// The current schema version.
     static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -105,8 +105,8 @@ enum StoreSchema {
 
     /// The outbox's order by resource, its one sender and its recent outcomes.
     ///
-    /// - `outbox.resource`: the entry's path without query, fragment or surrounding `/` (as
-    ///   `StoredResponseKey.resource(of:)` reads it), indexed, so that a replay holds a queued
+    /// - `outbox.resource`: the path of the entry's resource, without query, fragment or
+    ///   surrounding `/` (its typed resource's path since version 6), indexed, so that a replay holds a queued
     ///   write behind a kept one to the same resource and a new write finds the entries of
     ///   its resource at once.
     /// - `outbox_sender`: the lease of the one outbox that replays (its id, its process, when
@@ -165,6 +165,19 @@ enum StoreSchema {
                 server_id TEXT NOT NULL,
                 resource TEXT NOT NULL
             );
+            """
+    )
+
+    /// Typed resources: what each queued write and each recent outcome addresses, as its
+    /// request said it (`RequestResource`, as JSON: its segments, where the parent scope and
+    /// the collection end, whether it names a record or a singular object, the foreign keys
+    /// its repository stated). `NULL` for rows written before: their path is read by
+    /// json-server's convention.
+    static let version6 = SchemaMigration(
+        version: 6,
+        sql: """
+            ALTER TABLE outbox ADD COLUMN addressed TEXT;
+            ALTER TABLE outbox_outcomes ADD COLUMN addressed TEXT;
             """
     )
 }

@@ -97,6 +97,9 @@ struct SchemaMigrationTests {
         // Version 3's totals start from the answers the file had.
         #expect(try store.integer("SELECT count FROM answer_totals") == 1)
         #expect(try store.integer("SELECT bytes FROM answer_totals") == 2)
+        // Version 6 keeps no typed resource for the old write: its path is read as one.
+        #expect(try store.integer("SELECT count(*) FROM outbox WHERE addressed IS NULL") == 1)
+        #expect(try store.outbox.entries().map(\.resource) == [.collection(["posts"])])
     }
 
     @Test("a version-1 file is upgraded through every version in place, its rows kept")

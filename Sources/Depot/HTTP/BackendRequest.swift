@@ -136,6 +136,23 @@ public struct BackendRequest: Sendable, Hashable {
         addressed = Carried(Addressed(resource: resource, isPath: false))
     }
 
+    /// Says the request addresses `resource` (kept by a store with the request, read back),
+    /// its ``path`` left as it is: the layers below read `resource`, and a backend reads its
+    /// segments when the path is theirs.
+    package mutating func address(_ resource: RequestResource) {
+        guard !resource.segments.contains(where: \.isEmpty) else { return }
+        addressed = Carried(
+            Addressed(resource: resource, isPath: encodedPath == PathSegment.join(resource.segments)))
+    }
+
+    /// Whether ``path`` is the path of ``resource``: built from it, or a bare path that
+    /// reads as exactly it. A layer that changes the resource (a local id rewritten) may then
+    /// change the path with it.
+    package var pathIsResource: Bool {
+        if let addressed = addressed.value { return addressed.isPath }
+        return encodedPath == resource.path
+    }
+
     /// Whether the body or the answer moves through a file, or progress is observed:
     /// what a backend that sends everything from memory must handle apart.
     public var isTransfer: Bool {

@@ -29,6 +29,10 @@ public struct RequestResource: Sendable, Hashable {
     private let hasID: Bool
     /// Whether the collection names one object (`/profile`) rather than a list of records.
     public let isSingular: Bool
+    /// The members of the collection's records that hold another record's id, as the
+    /// repository states them (``Repository/foreignKeys``); json-server's convention unless
+    /// it says otherwise.
+    public private(set) var foreignKeys: ForeignKeys = .jsonServer
 
     private init(segments: [String], scopeEnd: Int, collectionEnd: Int, hasID: Bool, isSingular: Bool) {
         self.segments = segments
@@ -81,10 +85,19 @@ public struct RequestResource: Sendable, Hashable {
     /// This resource with `segments` after it: a custom endpoint under a record or collection
     /// (`posts/7/publish`).
     public func appending(_ segments: String...) -> RequestResource {
-        RequestResource(
+        var appended = RequestResource(
             segments: self.segments + segments, scopeEnd: scopeEnd, collectionEnd: collectionEnd,
             hasID: hasID,
             isSingular: isSingular)
+        appended.foreignKeys = foreignKeys
+        return appended
+    }
+
+    /// This resource, its records' foreign keys being `keys` (see ``ForeignKeys``).
+    public func referencing(_ keys: ForeignKeys) -> RequestResource {
+        var resource = self
+        resource.foreignKeys = keys
+        return resource
     }
 
     /// Reads decoded path segments by json-server's convention, the default of an API
@@ -139,6 +152,67 @@ public struct RequestResource: Sendable, Hashable {
 
     /// The percent-encoded path (`users/1/posts`): each segment encoded on its own.
     public var path: String { PathSegment.join(segments) }
+
+    /// The percent-encoded path of the collection with its parent (`users/1/posts` for
+    /// `users/1/posts/7/publish`): what the writes to a collection's listings are kept by.
+    package var collectionPath: String { PathSegment.join(Array(segments[..<collectionEnd])) }
+
+    /// The indices in ``segments`` of the ids it holds: the record's, and those of the parent
+    /// records it is nested under (names and ids alternate in the parent, ending in an id).
+    package var idIndices: [Int] {
+        var indices = Array(stride(from: scopeEnd - 1, through: 0, by: -2).reversed())
+        if hasID { indices.append(collectionEnd) }
+        return indices
+    }
+
+    /// This resource with the segment at `index` (one of ``idIndices``) replaced by `segment`.
+    package func replacingSegment(at index: Int, with segment: String) -> RequestResource {
+        guard segments.indices.contains(index) else { return self }
+        var segments = segments
+        segments[index] = segment
+        var resource = RequestResource(
+            segments: segments, scopeEnd: scopeEnd, collectionEnd: collectionEnd, hasID: hasID,
+            isSingular: isSingular)
+        resource.foreignKeys = foreignKeys
+        return resource
+    }
+}
+
+// MARK: - Kept with a queued write
+
+extension RequestResource {
+    /// The resource as JSON, for a store that keeps a request to send later (DepotOffline's
+    /// outbox): read back by ``init(stored:)``.
+    package var stored: JSONValue {
+        var members: [String: JSONValue] = [
+            "segments": .array(segments.map(JSONValue.string)),
+            "scope": .int(scopeEnd),
+            "collection": .int(collectionEnd),
+            "id": .bool(hasID),
+            "singular": .bool(isSingular),
+        ]
+        if let names = foreignKeys.names { members["foreignKeys"] = .array(names.map(JSONValue.string)) }
+        return .object(members)
+    }
+
+    /// A resource kept as ``stored``; `nil` when `stored` is not one (a damaged row).
+    package init?(stored: JSONValue) {
+        guard case .object(let members) = stored, case .array(let values)? = members["segments"],
+            let scopeEnd = members["scope"]?.intValue, let collectionEnd = members["collection"]?.intValue,
+            case .bool(let hasID)? = members["id"], case .bool(let isSingular)? = members["singular"]
+        else { return nil }
+        let segments = values.compactMap(\.stringValue)
+        guard segments.count == values.count, 0 <= scopeEnd, scopeEnd <= collectionEnd,
+            collectionEnd <= segments.count, !hasID || collectionEnd < segments.count
+        else { return nil }
+        self.init(
+            segments: segments, scopeEnd: scopeEnd, collectionEnd: collectionEnd, hasID: hasID,
+            isSingular: isSingular)
+        switch members["foreignKeys"] {
+        case .array(let names)?: foreignKeys = .named(Set(names.compactMap(\.stringValue)))
+        default: foreignKeys = .jsonServer
+        }
+    }
 }
 
 extension RequestResource: CustomStringConvertible {

@@ -307,12 +307,19 @@ public final class CacheMiddleware: Middleware {
         return request
     }
 
-    /// Drops the entries of the written path and of the collection above it.
+    /// Drops the entries of the written resource, of the record an action was on
+    /// (`posts/7` for `posts/7/publish`) and of the collection the record is in, as the
+    /// request's resource says them (and, for a resource without a record id, of the path
+    /// above it, as before resources were typed).
     private func invalidate(after request: BackendRequest) {
-        let resource = StoredResponseKey.resource(of: request.path)
-        _ = try? storage.removeResponses(forResource: resource)
-        if let slash = resource.lastIndex(of: "/") {
-            _ = try? storage.removeResponses(forResource: String(resource[..<slash]))
+        let resource = request.resource
+        var written = [resource.path]
+        if let record = resource.recordSegments { written.append(PathSegment.join(Array(record))) }
+        written.append(resource.collectionPath)
+        // A bare path the resource reads no id from (`v2/posts/7`): the path above it too.
+        if resource.id == nil, resource.segments.count > 1 {
+            written.append(PathSegment.join(Array(resource.segments.dropLast())))
         }
+        for path in Set(written) { _ = try? storage.removeResponses(forResource: path) }
     }
 }

@@ -39,6 +39,14 @@ public protocol Repository: BackendClient {
     /// What the built-in per-entity operations address: the record with `id`, at
     /// ``segments(for:)``.
     func resource(for id: Entity.ID) -> RequestResource
+
+    /// The members of the entity that hold another record's id: json-server's convention
+    /// (every member whose name ends in `Id`) unless you name them (`["author"]`).
+    ///
+    /// DepotOffline reads them from the requests (``RequestResource/foreignKeys``): when a
+    /// record created offline gets the server's id, a queued write that names it by its
+    /// local id in one of these members is rewritten before it is sent.
+    var foreignKeys: ForeignKeys { get }
 }
 
 extension Repository {
@@ -67,14 +75,18 @@ extension Repository {
     /// as one by json-server's convention (``RequestResource/collection(atPath:)``).
     @inlinable
     public var collectionResource: RequestResource {
-        .collection(atPath: collectionPath)
+        .collection(atPath: collectionPath).referencing(foreignKeys)
     }
 
     /// The record at ``segments(for:)``: its last segment is the id.
     @inlinable
     public func resource(for id: Entity.ID) -> RequestResource {
-        .record(at: segments(for: id))
+        .record(at: segments(for: id)).referencing(foreignKeys)
     }
+
+    /// json-server's convention: every member whose name ends in `Id`.
+    @inlinable
+    public var foreignKeys: ForeignKeys { .jsonServer }
 
     /// `String(describing: id)`, without the generic description machinery for the usual
     /// id types (an `Int` or a `String`), which costs more than the rest of the path.

@@ -82,12 +82,18 @@ public struct ScopedRepository<Base: Repository>: Repository {
     public var collectionResource: RequestResource {
         let inBase = base.collectionResource
         return .collection(Array(inBase.collection), under: parentPath + inBase.parent)
+            .referencing(inBase.foreignKeys)
     }
+
+    /// The base's foreign keys.
+    public var foreignKeys: ForeignKeys { base.foreignKeys }
 
     /// The record with `id` where ``segments(for:)`` puts it, under the parent when not
     /// shallow.
     public func resource(for id: Entity.ID) -> RequestResource {
-        isShallow ? base.resource(for: id) : .record(at: segments(for: id), parentCount: parentPath.count)
+        isShallow
+            ? base.resource(for: id)
+            : .record(at: segments(for: id), parentCount: parentPath.count).referencing(foreignKeys)
     }
 }
 

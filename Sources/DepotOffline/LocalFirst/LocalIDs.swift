@@ -6,9 +6,11 @@ import Foundation
 ///
 /// Local ids are unique in their store (negative numbers are counted down once per store, and
 /// strings carry a UUID), so a local id alone says which record it stands for. A write queued
-/// after the create, and a read, are rewritten with it before they are sent: a path segment
-/// that is a mapped local id (`posts/-1` → `posts/101`), and the body's `id` and `…Id` members
-/// that hold one (`"postId": -1` → `"postId": 101`).
+/// after the create, and a read, are rewritten with it before they are sent: an id of the
+/// request's resource that is a mapped local id (`posts/-1` → `posts/101`), and the body's
+/// `id` and foreign keys that hold one (`"postId": -1` → `"postId": 101`): the members the
+/// repository states (``Depot/Repository/foreignKeys``), `…Id` ones by json-server's
+/// convention.
 struct LocalIDs: Sendable {
     /// The server's id by the local id's text.
     private var serverIDs: [String: JSONValue] = [:]
@@ -27,26 +29,27 @@ struct LocalIDs: Sendable {
         serverIDs[text]
     }
 
-    /// `path` with each segment that is a mapped local id replaced by the server's id.
-    func rewriting(path: String) -> String {
-        guard !serverIDs.isEmpty, path.contains(where: { $0 == "-" || $0 == "l" }) else { return path }
-        var changed = false
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            guard let server = serverIDs[String(segment)], let text = JSONServerRules.idText(server) else {
-                return String(segment)
+    /// `resource` with each id it holds (the record's, its parent records') that is a mapped
+    /// local id replaced by the server's id: `posts/-1` → `posts/101`, `posts/-1/comments` →
+    /// `posts/101/comments`. Other segments (a collection's name, an action) are left alone.
+    func rewriting(_ resource: RequestResource) -> RequestResource {
+        guard !serverIDs.isEmpty else { return resource }
+        var rewritten = resource
+        for index in resource.idIndices {
+            if let server = serverIDs[resource.segments[index]], let text = JSONServerRules.idText(server) {
+                rewritten = rewritten.replacingSegment(at: index, with: text)
             }
-            changed = true
-            return PathSegment.encode(text)
         }
-        return changed ? segments.joined(separator: "/") : path
+        return rewritten
     }
 
-    /// `members` with `id` and every member whose name ends in `Id` (`postId`) replaced by the
-    /// server's id where it holds a mapped local id.
-    func rewriting(members: [String: JSONValue]) -> [String: JSONValue] {
+    /// `members` with `id` and each foreign key (`keys`, as the repository states them:
+    /// `…Id` members by json-server's convention) replaced by the server's id where it holds
+    /// a mapped local id.
+    func rewriting(members: [String: JSONValue], keys: ForeignKeys) -> [String: JSONValue] {
         guard !serverIDs.isEmpty else { return members }
         var members = members
-        for (key, value) in members where key == "id" || key.hasSuffix("Id") {
+        for (key, value) in members where key == "id" || keys.contains(key) {
             switch value {
             case .int, .string:
                 if let text = JSONServerRules.idText(value), let server = serverIDs[text] {
@@ -58,16 +61,21 @@ struct LocalIDs: Sendable {
         return members
     }
 
-    /// `request` with its path and JSON body rewritten (see ``LocalIDs``); the request itself
-    /// when nothing in it is a mapped local id.
+    /// `request` with its resource, path and JSON body rewritten (see ``LocalIDs``); the
+    /// request itself when nothing in it is a mapped local id. The path changes with the
+    /// resource when it is the resource's own (a server's URL is left as it is).
     func rewriting(_ request: BackendRequest) -> BackendRequest {
         guard !serverIDs.isEmpty else { return request }
         var request = request
-        let path = rewriting(path: request.path)
-        if path != request.path { request.path = path }
+        let resource = request.resource
+        let rewritten = rewriting(resource)
+        if rewritten != resource, request.pathIsResource {
+            request.path = rewritten.path
+            request.address(rewritten)
+        }
         if let body = request.body, !body.isEmpty, case .object(let members)? = JSONServerRules.parse(body) {
-            let rewritten = rewriting(members: members)
-            if rewritten != members { request.body = JSONServerRules.encode(rewritten) }
+            let changed = rewriting(members: members, keys: resource.foreignKeys)
+            if changed != members { request.body = JSONServerRules.encode(changed) }
         }
         return request
     }
@@ -91,8 +99,7 @@ extension LocalIDs {
             members = sent
         }
         if JSONServerRules.keepsOwnID(members), let own = members["id"] { return own }
-        let resource = StoredResponseKey.resource(of: write.path)
-        guard try idsAreNumbers(in: resource, connection) else {
+        guard try idsAreNumbers(in: write.resource.collectionPath, connection) else {
             return .string("local-" + UUID().uuidString.lowercased())
         }
         try connection.execute("UPDATE local_ids SET last = last - 1 WHERE id = 1")
@@ -139,11 +146,9 @@ extension LocalIDs {
             return id
         }
         guard let location = response.headers["Location"],
-            let last = StoredResponseKey.resource(of: URL(string: location)?.path ?? location)
-                .split(separator: "/").last,
-            let text = String(last).removingPercentEncoding
+            let last = RequestResource(path: location).segments.last
         else { return nil }
-        return PendingWrite.id(fromText: text)
+        return PendingWrite.id(fromText: last)
     }
 
     /// Writes that the record created with `local` in the collection `resource` is `server`

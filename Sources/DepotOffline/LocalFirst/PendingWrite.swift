@@ -12,10 +12,11 @@ struct PendingWrite: Sendable {
     /// Its place in the replay order.
     let position: Int
     let method: HTTPMethod
-    /// The path without query or surrounding `/`: `posts` for a create, `posts/7` otherwise.
+    /// The path of the resource written (``Depot/RequestResource/path``): `posts` for a
+    /// create, `posts/7` otherwise.
     let resource: String
-    /// The collection a record's path is in (`posts` for `posts/7`); the resource itself for a
-    /// create.
+    /// The path of the collection a record is in (`posts` for `posts/7`, with its parent for
+    /// `users/1/posts/7`); the resource itself for a create.
     let collection: String
     /// The JSON object the write sends; `nil` when its body is none or not a JSON object.
     let members: [String: JSONValue]?
@@ -24,25 +25,19 @@ struct PendingWrite: Sendable {
     let localID: JSONValue?
     /// When the server accepted the write; `nil` while it waits in the outbox.
     let sentAt: Date?
+    /// The record's id within its collection (`7` for `posts/7`), as the resource says it; for
+    /// a create, its local id's text.
+    let recordID: String?
 
     init(_ entry: OutboxEntry, localIDs: LocalIDs) {
-        sentAt = nil
-        entryID = entry.id
-        position = entry.position
-        method = entry.method
-        let resource = localIDs.rewriting(path: StoredResponseKey.resource(of: entry.path))
-        self.resource = resource
-        if entry.method == .post {
-            collection = resource
-        } else {
-            collection = resource.lastIndex(of: "/").map { String(resource[..<$0]) } ?? ""
+        let resource = localIDs.rewriting(entry.resource)
+        var members: [String: JSONValue]?
+        if let body = entry.body, case .object(let sent)? = JSONServerRules.parse(body) {
+            members = localIDs.rewriting(members: sent, keys: resource.foreignKeys)
         }
-        if let body = entry.body, case .object(let members)? = JSONServerRules.parse(body) {
-            self.members = localIDs.rewriting(members: members)
-        } else {
-            members = nil
-        }
-        localID = entry.localID
+        self.init(
+            entryID: entry.id, position: entry.position, method: entry.method, resource: resource,
+            members: members, localID: entry.localID, sentAt: nil)
     }
 
     /// A write the server accepted with `response`, as answers stored before `sentAt` should
@@ -50,39 +45,52 @@ struct PendingWrite: Sendable {
     /// whole record after a `PUT` or `PATCH`) replaces the write's own body; a `DELETE` stays
     /// one. `nil` when the answer does not say what the record became.
     init?(
-        sent entryID: String, position: Int, method: HTTPMethod, path: String, response: Data, sentAt: Date
+        sent entryID: String, position: Int, method: HTTPMethod, resource: RequestResource, response: Data,
+        sentAt: Date
     ) {
-        self.entryID = entryID
-        self.position = position
-        self.sentAt = sentAt
-        let resource = StoredResponseKey.resource(of: path)
-        self.resource = resource
         let record = JSONServerRules.parse(response)?.objectValue
         switch method {
         case .post:
             guard let record, JSONServerRules.keepsOwnID(record) else { return nil }
-            self.method = .post
-            collection = resource
-            localID = record["id"]
+            self.init(
+                entryID: entryID, position: position, method: .post, resource: resource, members: record,
+                localID: record["id"], sentAt: sentAt)
         case .put, .patch:
             guard record != nil else { return nil }
-            self.method = .put
-            collection = resource.lastIndex(of: "/").map { String(resource[..<$0]) } ?? ""
-            localID = nil
+            self.init(
+                entryID: entryID, position: position, method: .put, resource: resource, members: record,
+                localID: nil, sentAt: sentAt)
         case .delete:
-            self.method = .delete
-            collection = resource.lastIndex(of: "/").map { String(resource[..<$0]) } ?? ""
-            localID = nil
+            self.init(
+                entryID: entryID, position: position, method: .delete, resource: resource, members: record,
+                localID: nil, sentAt: sentAt)
         default: return nil
         }
-        members = record
     }
 
-    /// The record's id text within its collection (`7` for `posts/7`); for a create, its local
-    /// id's.
-    var recordID: String? {
-        if method == .post { return JSONServerRules.idText(localID) }
-        return resource.lastIndex(of: "/").map { String(resource[resource.index(after: $0)...]) }
+    private init(
+        entryID: String, position: Int, method: HTTPMethod, resource: RequestResource,
+        members: [String: JSONValue]?, localID: JSONValue?, sentAt: Date?
+    ) {
+        self.entryID = entryID
+        self.position = position
+        self.method = method
+        self.members = members
+        self.localID = localID
+        self.sentAt = sentAt
+        self.resource = resource.path
+        if method == .post {
+            collection = self.resource
+            recordID = JSONServerRules.idText(localID)
+        } else if let id = resource.id, resource.action.isEmpty {
+            collection = resource.collectionPath
+            recordID = id
+        } else {
+            // A singular resource, an action (`posts/7/publish`), or a path whose last segment
+            // the resource does not call an id: the segments before it.
+            collection = PathSegment.join(Array(resource.segments.dropLast()))
+            recordID = resource.isSingular || resource.segments.count < 2 ? nil : resource.segments.last
+        }
     }
 
     /// The record a create makes: the object it sends with its local id.

@@ -133,8 +133,7 @@ public struct OfflineMiddleware: Middleware {
         switch request.method {
         case .post:
             if let id = JSONServerRules.idText(write.localID) {
-                headers["Location"] =
-                    StoredResponseKey.resource(of: request.path) + "/" + PathSegment.encode(id)
+                headers["Location"] = request.resource.path + "/" + PathSegment.encode(id)
             }
             let record = write.localRecord.map { JSONServerRules.encode(value: $0) } ?? Data("{}".utf8)
             return BackendResponse(status: 201, headers: headers, body: record)
@@ -145,8 +144,7 @@ public struct OfflineMiddleware: Middleware {
             let stored = (try? responses.response(for: key)).map {
                 Result<BackendResponse, ServiceError>.success($0.response)
             }
-            let writes = store.outbox.overlay().pending.writes(
-                toRecord: StoredResponseKey.resource(of: request.path))
+            let writes = store.outbox.overlay().pending.writes(toRecord: request.resource.path)
             if case .success(let response)? = Overlay.record(stored, writes: writes, request: read)?.result {
                 return response
             }
@@ -164,7 +162,7 @@ public struct OfflineMiddleware: Middleware {
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
         let outbox = store.outbox
-        let resource = StoredResponseKey.resource(of: request.path)
+        let resource = request.resource.path
         // Nothing waits for this path, nothing was sent to it lately: the read as it is.
         let (pending, _, sent) = outbox.overlay()
         guard

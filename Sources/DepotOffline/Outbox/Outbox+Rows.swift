@@ -5,7 +5,7 @@ import Foundation
 extension Outbox {
     static let columns = """
         id, position, method, path, query, headers, body, idempotency_key, created_at, state,
-            refused_status, refused_message, refused_body, refused_at, local_id
+            refused_status, refused_message, refused_body, refused_at, local_id, addressed
         """
 
     static let outcomeColumns = """
@@ -44,9 +44,23 @@ extension Outbox {
         let body = row.blob(6)
         return OutboxEntry(
             id: row.text(0), position: Int(row.integer(1)), method: method, path: row.text(3),
-            query: query, headers: headers, body: body.isEmpty ? nil : body,
+            resource: resource(row, 15), query: query, headers: headers, body: body.isEmpty ? nil : body,
             idempotencyKey: row.text(7), createdAt: Date(timeIntervalSince1970: row.real(8)), state: state,
             localID: row.isNull(14) ? nil : JSONServerRules.parse(Data(row.text(14).utf8)))
+    }
+
+    /// The typed resource in column `column` (see ``StoreSchema/version6``); `nil` for a row
+    /// written before it kept one, or one that does not read as one (the path is read then).
+    static func resource(_ row: SQLiteStatement, _ column: Int32) -> RequestResource? {
+        guard !row.isNull(column), let stored = JSONServerRules.parse(Data(row.text(column).utf8)) else {
+            return nil
+        }
+        return RequestResource(stored: stored)
+    }
+
+    /// `resource` as the text the `addressed` columns keep.
+    static func text(of resource: RequestResource) -> SQLiteValue {
+        .text(String(decoding: JSONServerRules.encode(value: resource.stored), as: UTF8.self))
     }
 
     /// Records what became of `entry` (sent with `response`, or discarded without one) among
@@ -68,15 +82,15 @@ extension Outbox {
         try connection.execute(
             """
             INSERT INTO outbox_outcomes (entry_id, method, path, idempotency_key, created_at, outcome,
-                status, headers, body, decided_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                status, headers, body, decided_at, addressed)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(entry.id), .text(entry.method.rawValue), .text(entry.path), .text(entry.idempotencyKey),
                 .real(entry.createdAt.timeIntervalSince1970), .text(response == nil ? "discarded" : "sent"),
                 response.map { .integer(Int64($0.status)) } ?? .null, .blob(FieldCoding.encode(headers)),
                 .blob(body),
-                .real(Date().timeIntervalSince1970),
+                .real(Date().timeIntervalSince1970), text(of: entry.resource),
             ])
         try connection.execute(
             """

@@ -307,12 +307,12 @@ public final class Outbox: Sendable {
         hub.emit(event)
         guard !changeListeners.isEmpty else { return }
         let entry = event.entry
-        var changes = [ChangeFeed.Change(entry.method, path: entry.path)]
+        var changes = [ChangeFeed.Change(entry.method, entry.resource)]
         // Under the store's lock: the ids in memory, never read from the file here.
-        let rewritten = state.withLock { $0.localIDs }.rewriting(path: entry.path)
-        if rewritten != entry.path { changes.append(ChangeFeed.Change(entry.method, path: rewritten)) }
+        let rewritten = state.withLock { $0.localIDs }.rewriting(entry.resource)
+        if rewritten != entry.resource { changes.append(ChangeFeed.Change(entry.method, rewritten)) }
         if case .created(_, let localID, let serverID) = event {
-            let collection = RequestResource(path: entry.path)
+            let collection = entry.resource
             for id in [localID, serverID] {
                 if let text = JSONServerRules.idText(id) {
                     changes.append(
@@ -447,8 +447,7 @@ public final class Outbox: Sendable {
                     of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
                 if let localID = entry.localID, let serverID {
                     try LocalIDs.record(
-                        localID, serverID, resource: StoredResponseKey.resource(of: entry.path),
-                        in: connection)
+                        localID, serverID, resource: entry.resource.collectionPath, in: connection)
                 }
                 return true
             }
@@ -462,7 +461,7 @@ public final class Outbox: Sendable {
                 // Stored answers older than this write show it from now on (see `sent`).
                 if let write = PendingWrite(
                     sent: entry.id, position: entry.position, method: entry.method,
-                    path: $0.localIDs.rewriting(path: entry.path), response: response.body, sentAt: Date())
+                    resource: $0.localIDs.rewriting(entry.resource), response: response.body, sentAt: Date())
                 {
                     $0.sent.add(write)
                     if $0.sent.count > Self.maxRecentOutcomes, let oldest = $0.sent.entryIDsInOrder.first {
@@ -563,15 +562,19 @@ public final class Outbox: Sendable {
             var sent = PendingWrites()
             let outcomes = try connection.query(
                 """
-                SELECT entry_id, sequence, method, path, body, decided_at FROM outbox_outcomes
+                SELECT entry_id, sequence, method, path, body, decided_at, addressed FROM outbox_outcomes
                 WHERE outcome = 'sent' ORDER BY sequence
                 """
-            ) { row in (row.text(0), Int(row.integer(1)), row.text(2), row.text(3), row.blob(4), row.real(5))
+            ) { row in
+                (
+                    row.text(0), Int(row.integer(1)), row.text(2),
+                    Self.resource(row, 6) ?? RequestResource(path: row.text(3)), row.blob(4), row.real(5)
+                )
             }
-            for (id, sequence, method, path, body, decidedAt) in outcomes {
+            for (id, sequence, method, resource, body, decidedAt) in outcomes {
                 if let method = HTTPMethod(rawValue: method),
                     let write = PendingWrite(
-                        sent: id, position: sequence, method: method, path: localIDs.rewriting(path: path),
+                        sent: id, position: sequence, method: method, resource: localIDs.rewriting(resource),
                         response: body, sentAt: Date(timeIntervalSince1970: decidedAt))
                 {
                     sent.add(write)
@@ -598,7 +601,7 @@ public final class Outbox: Sendable {
     {
         try syncCounts(connection)
         guard state.withLock({ $0.queuedCount > 0 || $0.keptCount > 0 }) else { return false }
-        let resource = StoredResponseKey.resource(of: write.path)
+        let resource = write.resource.path
         return try connection.integer(
             """
             SELECT EXISTS (
@@ -622,6 +625,7 @@ public final class Outbox: Sendable {
         let body = write.body.flatMap { $0.isEmpty ? nil : $0 }
         let id = UUID().uuidString.lowercased()
         let createdAt = Date()
+        let resource = write.resource
         let path = database.path
         return try database.withConnection { connection throws(OfflineStoreError) -> OutboxEntry in
             let entry = try connection.transaction(durable: true) {
@@ -637,19 +641,19 @@ public final class Outbox: Sendable {
                 try connection.execute(
                     """
                     INSERT INTO outbox (id, position, method, path, query, headers, body, idempotency_key,
-                        created_at, state, resource, local_id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)
+                        created_at, state, resource, local_id, addressed)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)
                     """,
                     [
                         .text(id), .integer(position), .text(write.method.rawValue), .text(write.path),
                         .blob(FieldCoding.encode(write.query)), .blob(FieldCoding.encode(headers)),
                         .blob(body ?? Data()), .text(key), .real(createdAt.timeIntervalSince1970),
-                        .text(StoredResponseKey.resource(of: write.path)),
-                        localID.map { .text(LocalIDs.json($0)) } ?? .null,
+                        .text(resource.path), localID.map { .text(LocalIDs.json($0)) } ?? .null,
+                        Self.text(of: resource),
                     ])
                 return OutboxEntry(
                     id: id, position: Int(position), method: write.method, path: write.path,
-                    query: write.query, headers: headers, body: body, idempotencyKey: key,
+                    resource: resource, query: write.query, headers: headers, body: body, idempotencyKey: key,
                     createdAt: createdAt, state: .queued, localID: localID)
             }
             state.withLock {

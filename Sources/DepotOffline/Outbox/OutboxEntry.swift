@@ -28,6 +28,11 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public var method: HTTPMethod
     /// The write's path, as the request had it.
     public var path: String
+    /// What the write addresses, as the request said it (``Depot/BackendRequest/resource``):
+    /// kept with the entry, so that a replay, the overlay and local-id rewriting read the
+    /// repository's word (its record id, parent scope and foreign keys), not a guess from
+    /// ``path``. An entry queued before Depot 0.3 reads its path by json-server's convention.
+    public var resource: RequestResource
     /// The write's query items, in order.
     public var query: [URLQueryItem]
     /// The write's header fields, without credentials and without `Idempotency-Key` (kept in
@@ -45,17 +50,20 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// ``Depot/QueuedWrite/localID``); `nil` for other writes.
     public var localID: JSONValue?
 
-    /// Creates an entry (the outbox creates them; tests and previews may too).
+    /// Creates an entry (the outbox creates them; tests and previews may too). Without a
+    /// `resource`, the path is read as one by json-server's convention
+    /// (``Depot/RequestResource/init(path:)``).
     public init(
-        id: String, position: Int, method: HTTPMethod, path: String, query: [URLQueryItem],
-        headers: HTTPHeaders, body: Data?, idempotencyKey: String, createdAt: Date, state: State,
-        localID: JSONValue? = nil
+        id: String, position: Int, method: HTTPMethod, path: String, resource: RequestResource? = nil,
+        query: [URLQueryItem], headers: HTTPHeaders, body: Data?, idempotencyKey: String, createdAt: Date,
+        state: State, localID: JSONValue? = nil
     ) {
         self.localID = localID
         self.id = id
         self.position = position
         self.method = method
         self.path = path
+        self.resource = resource ?? RequestResource(path: path)
         self.query = query
         self.headers = headers
         self.body = body
@@ -76,6 +84,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         headers[Outbox.idempotencyKeyField] = idempotencyKey
         var request = BackendRequest(
             method: method, path: path, query: query, headers: headers, body: body)
+        request.address(resource)
         request.isRetryable = true
         return request
     }
