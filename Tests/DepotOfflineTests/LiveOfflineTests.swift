@@ -155,6 +155,36 @@ struct LiveOfflineLayerTests {
         #expect(live.feed.version == start + 2)
     }
 
+    @Test(
+        "a feed never keeps a store alive: once its chains are gone the store is released, and the feed follows the next"
+    )
+    func aReleasedStoreIsForgotten() async throws {
+        let folder = try TemporaryFolder()
+        let server = try InMemoryBackend(database: Data(#"{"notes": [{"id": 1, "title": "One"}]}"#.utf8))
+        let live = LiveMiddleware()
+        weak var released: OfflineStore?
+        do {
+            let store = try OfflineStore(at: folder.file("first.sqlite"))
+            released = store
+            let notes = NoteRepository(backend: server.with(live, .offline(store)))
+            _ = try await notes.findByID(1).value
+            // The answer is written in the next batch: a store waits for its writes.
+            store.flush()
+        }
+        #expect(released == nil)
+
+        let store = try OfflineStore(at: folder.file("second.sqlite"))
+        _ = server.with(live, .offline(store))
+        let elsewhere = NoteRepository(backend: server.with(.offline(store)))
+        let start = live.feed.version
+        server.failAll(with: .noConnection)
+        guard case .failure(.queued) = await elsewhere.patch(1, with: ["title": "Elsewhere"]).result else {
+            Issue.record("the patch was not queued")
+            return
+        }
+        #expect(live.feed.version == start + 1)
+    }
+
     @Test("the store tells its listeners with its lock free: a listener may use the store")
     func nothingIsPublishedUnderTheStoresLock() async throws {
         let folder = try TemporaryFolder()

@@ -127,8 +127,8 @@ struct ChangeRuleTests {
     @Test("requests say what they address: repositories, scopes, singular resources, bare paths")
     func requestsCarryTheirResource() async throws {
         let server = InMemoryBackend()
-        let recorded = Locked([RequestResource]())
-        let backend = server.with(Recorder(seen: recorded))
+        let recorded = Locked([(path: String, resource: RequestResource)]())
+        let backend = server.with(PathRecorder(seen: recorded))
         let posts = ResourcePostRepository(backend: backend)
         _ = await posts.findByID("42").result
         _ = await posts.scoped(under: ["users", "1"]).findAll().result
@@ -136,7 +136,7 @@ struct ChangeRuleTests {
         _ = await ResourceProfileRepository(backend: backend).find().result
         _ = await backend.send(BackendRequest(path: "posts/abc/comments?x=1")).result
         #expect(
-            recorded.withLock { $0 } == [
+            recorded.withLock { $0 }.map(\.resource) == [
                 .record("42", in: ["posts"]), .collection(["posts"], under: ["users", "1"]),
                 .record("5", in: ["posts"], under: ["users", "1"]), .singular(["profile"]),
                 .collection(["comments"], under: ["posts", "abc"]),
@@ -185,9 +185,13 @@ struct ChangeRuleTests {
         #expect(empty.segments.isEmpty)
         #expect(empty.id == nil)
         #expect(empty.parent.isEmpty)
+        // Clamped: the id stays last, everything before it is the parent, no collection name.
         let short = RequestResource.record(at: ["posts", "7"], parentCount: 5)
         #expect(short.id == "7")
-        #expect(short.name == nil || short.name == "posts")
+        #expect(short.parent == ["posts"])
+        #expect(short.collection.isEmpty)
+        #expect(short.name == nil)
+        #expect(short.path == "posts/7")
     }
 }
 
@@ -246,17 +250,4 @@ private struct ResourceProfileRepository: SingleEntityRepository {
     typealias Entity = ResourcePost
     let backend: any Backend
     let name = "profile"
-}
-
-/// Notes what each request passing says it addresses.
-private struct Recorder: Middleware {
-    let seen: Locked<[RequestResource]>
-
-    func intercept(
-        _ request: BackendRequest,
-        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
-    ) -> Future<BackendResponse, ServiceError> {
-        seen.withLock { $0.append(request.resource) }
-        return next(request)
-    }
 }
