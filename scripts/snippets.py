@@ -136,7 +136,7 @@ def main():
     repository = Path(sys.argv[1]).resolve()
     package = Path(sys.argv[2]).resolve()
     identity = repository.name.lower()
-    targets, counts, manifests = {}, {}, []
+    targets, counts, manifests, versions = {}, {}, [], []
     for document, name in documents(repository):
         found = blocks(repository / document)
         folder = package / "Tests" / name
@@ -148,6 +148,8 @@ def main():
                 place.mkdir(parents=True, exist_ok=True)
                 (place / "Package.swift").write_text(manifest(document, line, code), encoding="utf-8")
                 manifests.append(str(place))
+                for version in re.findall(r'depot\.git",\s*from:\s*"([^"]+)"', "\n".join(code)):
+                    versions.append((f"{document}:{line}", version))
                 continue
             source = swift_file(document, line, kind, parameters, code, f"{prefix}{number}")
             if "import SwiftUI" in source:
@@ -177,6 +179,11 @@ def main():
         + "\n",
         encoding="utf-8",
     )
+    # Every manifest a reader copies asks for the latest release the CHANGELOG names.
+    released = re.search(r"^## \[(\d+\.\d+\.\d+)\]", (repository / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    for place, version in versions:
+        if released and version != released.group(1):
+            sys.exit(f"error: {place} asks for Depot from {version}; the latest release is {released.group(1)}")
     (package / "manifests.txt").write_text("".join(m + "\n" for m in manifests), encoding="utf-8")
     for document, count in counts.items():
         print(f"{count:3d} Swift blocks  {document}")
