@@ -97,9 +97,13 @@ final class OutboxReplayer: @unchecked Sendable {
         let outbox = outbox
         return Future { [self] promise in
             // The usual case, at once on the caller's thread: the file is free and nothing waits.
-            if (try? outbox.database.withConnectionIfFree({ connection throws(OfflineStoreError) in
-                try outbox.waitsBehindEntries(write, connection)
-            })) == false {
+            // While entries a replay can send are queued (as this process last counted), the
+            // write waits behind them: no look here, the one on the replayer's queue decides.
+            if !outbox.hasSendableEntries,
+                (try? outbox.database.withConnectionIfFree({ connection throws(OfflineStoreError) in
+                    try outbox.waitsBehindEntries(write, connection)
+                })) == false
+            {
                 return attempt(write, through: next, policy: policy, promise: promise)
             }
             let token = CancellationToken()
@@ -107,23 +111,20 @@ final class OutboxReplayer: @unchecked Sendable {
             // write's sync to disk, which must not hold the caller's thread (a task's, say).
             queue.async { [self] in
                 guard !token.isCancelled else { return promise(.failure(.cancelled)) }
-                // When the store cannot tell, better sent out of order than not at all.
-                let behind = try? outbox.database.withConnection { connection throws(OfflineStoreError) in
-                    try outbox.waitsBehindEntries(write, connection)
-                }
-                guard behind == true else {
-                    let attempt = attempt(
-                        write, through: next, policy: policy, promise: promise)
+                // The look and, behind entries, the queuing, under one hold of the store's lock.
+                switch outbox.queueIfBehindEntries(write, policy: policy) {
+                case .notBehind, .unknown:
+                    // When the store cannot tell, better sent out of order than not at all.
+                    let attempt = attempt(write, through: next, policy: policy, promise: promise)
                     token.onCancel { attempt.cancel() }
-                    return
-                }
-                // Behind entries: queue it too, and let a replay send them all in order.
-                do {
-                    let entry = try outbox.enqueue(write, policy: policy)
-                    // Started before the caller hears of it: a replay it asks for joins this one.
-                    replayInBackground()
+                case .queued(let entry):
+                    // Behind entries: queued too; a replay sends them all in order. It starts
+                    // once the caller has its answer, still on this serial queue: a `replay()`
+                    // the caller asks for next looks at the file on this queue first, so it
+                    // finds this one running and joins it.
                     promise(.failure(.queued(entry.queuedWrite)))
-                } catch {
+                    replayInBackground()
+                case .notQueued(let error):
                     // Sent now it would overtake the entries before it; the caller is told.
                     promise(.failure(.invalidRequest("The write was neither sent nor queued: \(error)")))
                 }
