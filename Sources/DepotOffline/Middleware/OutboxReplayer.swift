@@ -248,13 +248,16 @@ final class OutboxReplayer: @unchecked Sendable {
         } catch {
             ending = .storeFailed(error)
         }
+        // The lease was just taken with its whole duration: the first claim need not renew it.
+        var renewing = false
         replaying: while case .finished = ending {
             let claim: Outbox.Claim
             do {
                 // Ending the replay when nothing can be sent happens under the store's lock,
                 // so a write queued at that moment either is found here or finds no replay
                 // running and starts one.
-                claim = try outbox.claimHead { remaining in
+                defer { renewing = true }
+                claim = try outbox.claimHead(renewing: renewing) { remaining in
                     let (waiters, report) = withFields { fields in
                         fields.running = false
                         let report = OutboxReplayReport(

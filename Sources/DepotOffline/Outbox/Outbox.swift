@@ -382,7 +382,7 @@ public final class Outbox: Sendable {
         try database.withConnection { connection throws(OfflineStoreError) in try syncCounts(connection) }
     }
 
-    /// What ``claimHead(whenEmpty:)`` found.
+    /// What ``claimHead(renewing:whenEmpty:)`` found.
     enum Claim {
         /// The entry to send next.
         case entry(OutboxEntry)
@@ -392,15 +392,19 @@ public final class Outbox: Sendable {
         case leaseLost
     }
 
-    /// Renews the lease, then finds the first queued entry not held behind a kept `PUT`,
-    /// `PATCH` or `DELETE` of its resource; when there is none, gives the lease back, marks
-    /// what is still queued as held, and runs `whenEmpty` with how many entries remain, all
-    /// under the store's lock (so a write queued at that moment either is found here or is
-    /// queued after `whenEmpty` ran).
-    func claimHead(whenEmpty: (_ remaining: Int) -> Void) throws(OfflineStoreError) -> Claim {
+    /// Renews the lease (unless `renewing` is `false`: the replay has just taken it), then
+    /// finds the first queued entry not held behind a kept `PUT`, `PATCH` or `DELETE` of its
+    /// resource; when there is none, gives the lease back, marks what is still queued as held,
+    /// and runs `whenEmpty` with how many entries remain, all under the store's lock (so a
+    /// write queued at that moment either is found here or is queued after `whenEmpty` ran).
+    func claimHead(renewing: Bool = true, whenEmpty: (_ remaining: Int) -> Void) throws(OfflineStoreError)
+        -> Claim
+    {
         let path = database.path
         return try database.withConnection { connection throws(OfflineStoreError) -> Claim in
-            guard try lease.renew(connection) else { return .leaseLost }
+            if renewing {
+                guard try lease.renew(connection) else { return .leaseLost }
+            }
             try syncCounts(connection)
             let head = try connection.query(
                 """
