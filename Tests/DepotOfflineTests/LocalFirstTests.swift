@@ -83,26 +83,6 @@ private struct Setup {
     }
 }
 
-/// Fails the test unless `result` is `.queued`; returns the queued write.
-private func queued<T>(_ result: Result<T, ServiceError>) -> QueuedWrite? {
-    guard case .failure(.queued(let write)) = result else {
-        Issue.record("not queued: \(result)")
-        return nil
-    }
-    return write
-}
-
-/// Replays until nothing is queued, and returns how many entries are left. A replay started in
-/// the background when a second write was queued behind the first may still be running when
-/// the network comes back: the first call may join it, or find it already done, so what was
-/// sent is read from the server, not from the reports.
-private func replayAll(_ store: OfflineStore) async -> Int {
-    for _ in 0..<5 {
-        if await store.outbox.replay().remaining == 0 { break }
-    }
-    return store.outbox.queuedCount
-}
-
 @Suite("Local-first: pending writes show in reads")
 struct LocalFirstTests {
     // MARK: - A record

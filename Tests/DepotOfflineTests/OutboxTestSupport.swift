@@ -87,6 +87,26 @@ func queuedWrite(
     return write
 }
 
+/// Fails the test unless `result` is `.queued`; returns the queued write.
+func queued<T>(_ result: Result<T, ServiceError>) -> QueuedWrite? {
+    guard case .failure(.queued(let write)) = result else {
+        Issue.record("not queued: \(result)")
+        return nil
+    }
+    return write
+}
+
+/// Replays until nothing is queued, and returns how many entries are left. A replay started in
+/// the background when a second write was queued behind the first may still be running when
+/// the network comes back: the first call may join it, or find it already done, so what was
+/// sent is read from the server, not from the reports.
+func replayAll(_ store: OfflineStore) async -> Int {
+    for _ in 0..<5 {
+        if await store.outbox.replay().remaining == 0 { break }
+    }
+    return store.outbox.queuedCount
+}
+
 /// The titles of the records of `collection`, in order.
 func titles(in server: InMemoryBackend, _ collection: String = "todos") -> [String] {
     server.records(in: collection).compactMap { $0["title"]?.stringValue }
@@ -161,6 +181,29 @@ extension OutboxEvent {
         case .kept(let entry, _): "kept \(entry.id)"
         case .discarded(let entry): "discarded \(entry.id)"
         case .created(let entry, _, _): "created \(entry.id)"
+        }
+    }
+}
+
+extension InMemoryBackend {
+    /// Answers `<prefix>/<collection>` and `<prefix>/<collection>/<id>` as json-server answers
+    /// `<collection>` and `<collection>/<id>`: an API whose collections sit under a prefix
+    /// (`v2/posts`), which json-server's convention reads otherwise (`v2/posts/7` has an odd
+    /// count).
+    func mount(_ prefix: String, _ collection: String) {
+        let unprefixed = { @Sendable (request: BackendRequest) -> BackendRequest in
+            let path = request.path.drop { $0 == "/" }.dropFirst(prefix.count + 1)
+            return BackendRequest(
+                method: request.method, path: String(path), query: request.query, headers: request.headers,
+                body: request.body)
+        }
+        for method in [HTTPMethod.get, .post] {
+            route(method, "\(prefix)/\(collection)") { $0.jsonServerResponse(for: unprefixed($0.request)) }
+        }
+        for method in [HTTPMethod.get, .put, .patch, .delete] {
+            route(method, "\(prefix)/\(collection)/:id") {
+                $0.jsonServerResponse(for: unprefixed($0.request))
+            }
         }
     }
 }

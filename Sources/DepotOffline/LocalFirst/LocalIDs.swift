@@ -85,21 +85,25 @@ struct LocalIDs: Sendable {
 
 extension LocalIDs {
     /// The local id a queued write's record gets, in the transaction that queues it: for a
-    /// create (`POST`) whose body is a JSON object (or empty), the `id` it carries if it has
-    /// one, otherwise the next negative number where the collection's ids are numbers (or
-    /// nothing tells), or `"local-"` and a UUID where they are strings; `nil` for other writes.
+    /// create (a `POST` to a collection, not to a record, a singular resource or an action:
+    /// `posts/7/publish` creates nothing) whose body is a JSON object (or empty), the `id` it
+    /// carries if it has one, otherwise the next negative number where the collection's ids
+    /// are numbers (or nothing tells), or `"local-"` and a UUID where they are strings; `nil`
+    /// for other writes.
     static func newLocalID(for write: BackendRequest, in connection: SQLiteConnection)
         throws(OfflineStoreError)
         -> JSONValue?
     {
         guard write.method == .post else { return nil }
+        let resource = write.resource
+        guard resource.id == nil, resource.action.isEmpty, !resource.isSingular else { return nil }
         var members: [String: JSONValue] = [:]
         if let body = write.body, !body.isEmpty {
             guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }
             members = sent
         }
         if JSONServerRules.keepsOwnID(members), let own = members["id"] { return own }
-        guard try idsAreNumbers(in: write.resource.collectionPath, connection) else {
+        guard try idsAreNumbers(in: resource.collectionPath, connection) else {
             return .string("local-" + UUID().uuidString.lowercased())
         }
         try connection.execute("UPDATE local_ids SET last = last - 1 WHERE id = 1")

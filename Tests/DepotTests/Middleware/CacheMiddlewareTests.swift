@@ -406,6 +406,51 @@ struct CacheMiddlewareTests {
         }
     }
 
+    @Test(
+        "an action through a custom endpoint (POST posts/7/publish) drops the record it is on and its collection"
+    )
+    func anActionDropsItsRecordAndItsCollection() async throws {
+        let backend = Self.taggingServer()
+        let client = backend.with(CacheMiddleware())
+        let posts = CountedPostRepository(backend: client, coding: .default)
+        let reads = [
+            Self.get("posts/7"), Self.get("posts", query: [URLQueryItem(name: "_page", value: "2")]),
+            Self.get("posts/8"), Self.get("users/1/posts"), Self.get("users/1"),
+        ]
+        for request in reads { _ = try await client.send(request).value }
+
+        _ = try await posts.send(.post, posts.resource(for: 7).appending("publish")).value
+        #expect(backend.requests.last?.path == "posts/7/publish")
+        let sentBefore = backend.requests.count
+        for request in reads { _ = try await client.send(request).value }
+
+        // posts/7 and the posts listing are asked for afresh; the rest revalidate.
+        let conditional = backend.requests.dropFirst(sentBefore).map(\.isConditional)
+        #expect(conditional == [false, false, true, true, true])
+    }
+
+    @Test(
+        "an action under a parent (POST users/1/posts/7/publish) drops the record and the nested listing, not the flat ones"
+    )
+    func aNestedActionDropsItsRecordAndItsNestedCollection() async throws {
+        let backend = Self.taggingServer()
+        let client = backend.with(CacheMiddleware())
+        let posts = CountedPostRepository(backend: client, coding: .default).scoped(
+            under: ["users", "1"], shallow: false)
+        let reads = [
+            Self.get("users/1/posts/7"), Self.get("users/1/posts"), Self.get("posts/7"), Self.get("posts"),
+        ]
+        for request in reads { _ = try await client.send(request).value }
+
+        _ = try await posts.send(.post, posts.resource(for: 7).appending("publish")).value
+        #expect(backend.requests.last?.path == "users/1/posts/7/publish")
+        let sentBefore = backend.requests.count
+        for request in reads { _ = try await client.send(request).value }
+
+        let conditional = backend.requests.dropFirst(sentBefore).map(\.isConditional)
+        #expect(conditional == [false, false, true, true])
+    }
+
     @Test func aFailedWriteKeepsTheEntries() async throws {
         let backend = ScriptedBackend([.status(200, headers: ["ETag": "\"v1\""], body: "one"), .status(500)])
         let cache = CacheMiddleware()
