@@ -115,7 +115,7 @@ let created = await posts.create(
     NewPost(userId: 1, title: "Written on the train", body: "Sent when the network is back.")
 ).result
 describe("POST /posts", created)
-if case .failure(.queued(let write)) = created, case .int(let postID)? = write.localID {
+if case .failure(.queued(let write)) = created, let postID = try? write.localID(as: Post.ID.self) {
     let comment = NewComment(postId: postID, name: "Me", email: "me@example.com", body: "First!")
     describe("POST /comments (postId \(postID))", await comments.create(comment).result)
 }

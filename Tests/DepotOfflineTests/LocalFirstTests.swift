@@ -271,6 +271,39 @@ struct LocalFirstTests {
         #expect(local.hasPrefix("local-"))
     }
 
+    @Test("a queued create's local id and record read as the app's own types; other writes have none")
+    func localIDsReadAsTheAppsTypes() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        let write = try #require(
+            queued(await setup.posts.create(NewPost(userId: 2, title: "Typed", views: 7)).result))
+        #expect(try write.localID(as: Post.ID.self) == -1)
+        #expect(
+            try write.localRecord(as: Post.self, coding: setup.posts.coding)
+                == Post(id: -1, userId: 2, title: "Typed", views: 7))
+        // A local id that is not the type asked for is a decoding error, never a crash.
+        #expect(throws: ServiceError.self) { try write.localID(as: String.self) }
+        #expect(throws: ServiceError.self) { try write.localRecord(as: Comment.self) }
+
+        let patch = try #require(queued(await setup.posts.patch(1, with: ["views": 11]).result))
+        #expect(try patch.localID(as: Post.ID.self) == nil)
+        #expect(try patch.localRecord(as: Post.self) == nil)
+    }
+
+    @Test("a local record reads with the repository's coding: snake_case members as the entity's")
+    func localRecordReadsWithTheRepositorysCoding() throws {
+        let record: JSONValue = ["id": -1, "user_id": 2, "title": "Snake", "views": 3]
+        let coding = JSONCoding.default.keyStrategy(.snakeCase)
+        #expect(
+            try record.decoded(as: Post.self, coding: coding)
+                == Post(id: -1, userId: 2, title: "Snake", views: 3))
+        #expect(throws: ServiceError.self) { try record.decoded(as: Post.self) }
+        #expect(try JSONValue.string("local-1").decoded(as: String.self) == "local-1")
+        #expect(
+            try JSONValue.string("8c1e2d3a-0000-4000-8000-000000000000").decoded(as: UUID.self).uuidString
+                .hasPrefix("8C1E2D3A"))
+    }
+
     @Test("replay: a post and its comment created offline reach the server with the post's real id, once")
     func reconcileOnReplay() async throws {
         let setup = try Setup()

@@ -44,3 +44,27 @@ public struct QueuedWrite: Sendable, Hashable, Codable {
         self.localRecord = localRecord
     }
 }
+
+extension QueuedWrite {
+    /// ``localID`` as the entity's id type (`write.localID(as: Post.ID.self)` is `-1`); `nil`
+    /// for a write that is no create.
+    ///
+    /// - Throws: ``ServiceError/decoding(_:)`` when the local id is no `ID` (a `"local-…"`
+    ///   string where the entity's ids are numbers: the collection's ids were strings when
+    ///   the write was queued).
+    public func localID<ID: Decodable>(as type: ID.Type) throws(ServiceError) -> ID? {
+        try localID.map { value throws(ServiceError) in try value.decoded(as: ID.self) }
+    }
+
+    /// ``localRecord`` as the entity, decoded by `coding` (the repository's: `posts.coding`);
+    /// `nil` for a write that is no create, or whose body was not a JSON object.
+    ///
+    /// - Throws: ``ServiceError/decoding(_:)`` when the record does not decode as `Entity`
+    ///   (a create that sent fewer fields than the entity needs).
+    public func localRecord<Entity: Decodable>(as type: Entity.Type, coding: JSONCoding = .default)
+        throws(ServiceError) -> Entity?
+    {
+        try localRecord.map { value throws(ServiceError) in try value.decoded(as: Entity.self, coding: coding)
+        }
+    }
+}
