@@ -1,0 +1,189 @@
+import Depot
+import Foundation
+
+/// The replayer's side: the sender lease, the next entry to send, and what became of it.
+extension Outbox {
+    /// The replayer that sends this outbox's entries: the store's, registered when the store
+    /// opens (see ``OutboxReplayer``); `nil` once the store is released.
+    var replayer: OutboxReplayer? {
+        state.withLock { $0.replayer }
+    }
+
+    /// Registers the replayer that sends this outbox's entries.
+    func register(_ replayer: OutboxReplayer) {
+        state.withLock { $0.replayer = replayer }
+    }
+
+    /// Takes the sender lease if nobody else holds it: `true` when this outbox holds it now.
+    func tryTakeLease() throws(OfflineStoreError) -> Bool {
+        try database.withConnection { connection throws(OfflineStoreError) in try lease.tryTake(connection) }
+    }
+
+    /// Gives the sender lease back; a lease not given back ends with its duration (or its
+    /// process).
+    func releaseLease() {
+        try? database.withConnection { connection throws(OfflineStoreError) in try lease.release(connection) }
+    }
+
+    /// Reads the counts again when another connection changed the file (see
+    /// ``syncCounts(_:)``).
+    func syncCounts() throws(OfflineStoreError) {
+        try database.withConnection { connection throws(OfflineStoreError) in try syncCounts(connection) }
+    }
+
+    /// What ``claimHead(renewing:whenEmpty:)`` found.
+    enum Claim {
+        /// The entry to send next.
+        case entry(OutboxEntry)
+        /// Nothing can be sent: the lease is given back and `whenEmpty` has run.
+        case ended
+        /// The lease is no longer this outbox's.
+        case leaseLost
+    }
+
+    /// Renews the lease (unless `renewing` is `false`: the replay has just taken it), then
+    /// finds the first queued entry not held behind a kept `PUT`, `PATCH` or `DELETE` of its
+    /// resource; when there is none, gives the lease back, marks what is still queued as held,
+    /// and runs `whenEmpty` with how many entries remain, all under the store's lock (so a
+    /// write queued at that moment either is found here or is queued after `whenEmpty` ran).
+    func claimHead(renewing: Bool = true, whenEmpty: (_ remaining: Int) -> Void) throws(OfflineStoreError)
+        -> Claim
+    {
+        let path = database.path
+        return try database.withConnection { connection throws(OfflineStoreError) -> Claim in
+            if renewing {
+                guard try lease.renew(connection) else { return .leaseLost }
+            }
+            try syncCounts(connection)
+            let head = try connection.query(
+                """
+                SELECT \(Self.columns) FROM outbox AS q
+                WHERE state = 'queued' AND NOT EXISTS (\(Self.keptAhead))
+                ORDER BY position LIMIT 1
+                """
+            ) { row throws(OfflineStoreError) in try Self.entry(from: row, path: path) }.first
+            if let head { return .entry(head) }
+            try lease.release(connection)
+            let remaining = state.withLock { state in
+                // What is still queued waits behind kept entries: no use replaying it again
+                // until something changes.
+                state.held = state.queuedCount > 0
+                return state.queuedCount
+            }
+            whenEmpty(remaining)
+            return .ended
+        }
+    }
+
+    /// The condition, on a queued row `q`, that a kept `PUT`, `PATCH` or `DELETE` of its
+    /// resource comes before it: such a row is held.
+    static let keptAhead = """
+        SELECT 1 FROM outbox AS k
+        WHERE k.state = 'kept' AND k.resource = q.resource AND k.position < q.position AND k.method <> 'POST'
+        """
+
+    /// Removes a sent entry (durably, with its outcome) and reports it.
+    ///
+    /// A create that held a local id has the server's id for it (from the answer's body, or
+    /// its `Location`) written in the same transaction, so the entries behind it are sent
+    /// with the server's id after any crash; ``OutboxEvent/created(_:localID:serverID:)``
+    /// follows the ``OutboxEvent/sent(_:_:)``.
+    func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
+        defer { publishChanges() }
+        let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
+        try database.withConnection { connection throws(OfflineStoreError) in
+            let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
+                try connection.execute(
+                    "DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
+                guard connection.changes > 0 else { return false }
+                try Self.recordOutcome(
+                    of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
+                if let localID = entry.localID, let serverID {
+                    try LocalIDs.record(
+                        localID, serverID, resource: entry.resource.collectionPath, in: connection)
+                }
+                return true
+            }
+            state.withLock {
+                if removed { $0.queuedCount -= 1 }
+                $0.pending.remove(entry.id)
+                if let localID = entry.localID, let serverID {
+                    $0.localIDs.map(localID, to: serverID)
+                    $0.pending = $0.pending.rewritten(by: $0.localIDs)
+                }
+                // Stored answers older than this write show it from now on (see `sent`).
+                if let write = PendingWrite(
+                    sent: entry.id, position: entry.position, method: entry.method,
+                    resource: $0.localIDs.rewriting(entry.resource), response: response.body, sentAt: Date())
+                {
+                    $0.sent.add(write)
+                    if $0.sent.count > Self.maxRecentOutcomes, let oldest = $0.sent.entryIDsInOrder.first {
+                        $0.sent.remove(oldest)
+                    }
+                }
+            }
+            emit(.sent(entry, response))
+            if let localID = entry.localID, let serverID {
+                emit(.created(entry, localID: localID, serverID: serverID))
+            }
+        }
+    }
+
+    /// `request` with the local ids the server has named replaced by its ids (see
+    /// ``LocalIDs``): what a replay sends, and what a read or write through the middleware
+    /// asks for.
+    func rewritingLocalIDs(_ request: BackendRequest) -> BackendRequest {
+        overlay().localIDs.rewriting(request)
+    }
+
+    /// Keeps a refused entry (durably) with its refusal, and reports it.
+    func recordKept(_ entry: OutboxEntry, error: ServiceError) throws(OfflineStoreError) {
+        defer { publishChanges() }
+        let refusal = OutboxRefusal(
+            status: error.statusCode, message: error.message ?? error.errorDescription,
+            body: (error.response?.body ?? Data()).prefix(Self.maxStoredBodyBytes), refusedAt: Date())
+        try database.withConnection { connection throws(OfflineStoreError) in
+            try connection.transaction { () throws(OfflineStoreError) in
+                try connection.execute(
+                    """
+                    UPDATE outbox SET state = 'kept', refused_status = ?, refused_message = ?,
+                        refused_body = ?, refused_at = ?
+                    WHERE id = ? AND state = 'queued'
+                    """,
+                    [
+                        refusal.status.map { .integer(Int64($0)) } ?? .null,
+                        refusal.message.map { .text($0) } ?? .null,
+                        .blob(refusal.body), .real(refusal.refusedAt.timeIntervalSince1970), .text(entry.id),
+                    ])
+            }
+            // Discarded while it was being sent: nothing is kept, nothing to report.
+            guard connection.changes > 0 else { return }
+            state.withLock {
+                $0.queuedCount -= 1
+                $0.keptCount += 1
+                // Refused: reads no longer show it (rolled back) until the app retries it.
+                $0.pending.remove(entry.id)
+            }
+            var kept = entry
+            kept.state = .kept(refusal)
+            emit(.kept(kept, error))
+        }
+    }
+
+    /// Reads the counts of queued and kept entries again when another connection (another
+    /// process, or another store on the file) committed a change since the last look: one
+    /// `PRAGMA data_version` otherwise. Called under the store's lock.
+    func syncCounts(_ connection: SQLiteConnection) throws(OfflineStoreError) {
+        let version = try connection.integer("PRAGMA data_version") ?? 0
+        guard state.withLock({ $0.dataVersion != version }) else { return }
+        let queued = try connection.integer("SELECT count(*) FROM outbox WHERE state = 'queued'") ?? 0
+        let kept = try connection.integer("SELECT count(*) FROM outbox WHERE state = 'kept'") ?? 0
+        state.withLock {
+            $0.queuedCount = Int(queued)
+            $0.keptCount = Int(kept)
+            $0.dataVersion = version
+            $0.held = false
+            $0.pendingIsStale = true
+        }
+    }
+}
