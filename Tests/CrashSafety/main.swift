@@ -3,7 +3,7 @@ import DepotOffline
 import Foundation
 
 // depot-offline-crash: the child of the crash-safety tests (Tests/DepotOfflineTests/
-// CrashSafetyTests.swift, ReplayCrashTests.swift). It queues writes in an OfflineStore as fast
+// Store/CrashSafetyTests.swift, Outbox/ReplayCrashTests.swift). It queues writes in an OfflineStore as fast
 // as it can, through `.offline(store)` in front of a backend that can never connect, and says on
 // stdout which writes it was told were queued; or, with --replay, it replays the store's outbox
 // to a server and says which entries were sent. The tests kill it with SIGKILL at a random
