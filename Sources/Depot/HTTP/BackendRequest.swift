@@ -145,6 +145,23 @@ public struct BackendRequest: Sendable, Hashable {
             Addressed(resource: resource, isPath: encodedPath == PathSegment.join(resource.segments)))
     }
 
+    /// The request with `path` and `query` in place of its own, the rest kept: the resource
+    /// its maker wrote (and whether the new path is that resource's), its context and body.
+    /// For a backend's log of what it received, which names a request relative to itself.
+    func readdressed(path: String, query: [URLQueryItem]) -> BackendRequest {
+        var copy = self
+        copy.encodedPath = path
+        copy.query = query
+        if let written = addressed.value {
+            copy.addressed = Carried(
+                Addressed(
+                    resource: written.resource,
+                    isPath: !written.resource.segments.contains(where: \.isEmpty)
+                        && path == PathSegment.join(written.resource.segments)))
+        }
+        return copy
+    }
+
     /// Whether ``path`` is the path of ``resource``: built from it, or a bare path that
     /// reads as exactly it. A layer that changes the resource (a local id rewritten) may then
     /// change the path with it.

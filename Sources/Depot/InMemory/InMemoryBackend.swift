@@ -64,7 +64,7 @@ import Foundation
 /// percent-decoded after the path is split on `/`, so an id such as `a/b?c` (sent as
 /// `a%2Fb%3Fc`) is one id and never reaches another collection.
 ///
-/// Every request, failed or not, is logged in ``requests``. ``failNext(_:status:headers:body:)``
+/// Every request, failed or not, is logged in ``requests``, relative to ``baseURL``. ``failNext(_:status:headers:body:)``
 /// (a status), ``failNext(_:with:)`` and ``failAll(with:)`` (no response: the network taken
 /// away, until ``stopFailing()``) and ``latency`` inject faults; ``route(_:_:handler:)`` stubs endpoints or serves
 /// state-dependent ones. The backend is thread-safe.
@@ -162,6 +162,16 @@ public final class InMemoryBackend: Backend, Sendable {
     /// Every request received, in order, failed ones included: a snapshot, for
     /// asserting what a repository sent (method, path, query, headers, body). The log
     /// grows until ``clearRequests()``.
+    ///
+    /// Requests are recorded relative to the backend, as the app addresses it. One whose
+    /// path is an absolute URL under ``baseURL`` (a page followed through the `Link` header,
+    /// `http://localhost/posts?_page=2&_limit=10`) is recorded with its path relative to the
+    /// base (`posts`) and the URL's query items first in ``BackendRequest/query``, as a
+    /// relative request has them: after three pages, `requests.map(\.path)` is
+    /// `["posts", "posts", "posts"]`, and each page's request has page 1's shape. Its method,
+    /// headers, body, ``BackendRequest/resource`` and ``BackendRequest/context`` are kept. A
+    /// request for another origin, or outside the base, is recorded as it was sent, and so
+    /// is any path the app wrote itself (`posts?_page=2`, `/posts`).
     public var requests: [BackendRequest] {
         store.requests
     }

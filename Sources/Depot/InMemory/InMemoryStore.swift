@@ -102,7 +102,7 @@ final class InMemoryStore: @unchecked Sendable {
     /// Logs `request`, and answers it now unless there is latency.
     func receive(_ request: BackendRequest, body: ParsedBody) -> Reception {
         locked {
-            log.append(request)
+            log.append(RequestTarget.logged(request, base: base))
             // Refused as URLSessionBackend refuses it: before any fault, route or delay.
             do throws(ServiceError) {
                 try request.validate()

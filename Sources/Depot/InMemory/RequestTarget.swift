@@ -32,15 +32,7 @@ struct RequestTarget {
 
         let relative: Substring
         if let absolute = reference.absoluteURL {
-            guard let components = URLComponents(string: absolute) else {
-                throw .invalidRequest("\(absolute.prefix(200)) is not a valid URL")
-            }
-            guard base.isSameOrigin(components) else {
-                throw .invalidRequest(
-                    "\(absolute.prefix(200)) is not on the in-memory backend's origin \(base.origin)")
-            }
-            let fullPath = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            guard let inside = base.relativePath(fullPath) else { return nil }
+            guard let inside = try base.relativePath(ofURL: absolute) else { return nil }
             relative = inside
         } else if path.hasPrefix("/") {
             relative = base.relativePath(String(path)) ?? path.drop { $0 == "/" }
@@ -48,6 +40,23 @@ struct RequestTarget {
             relative = path
         }
         return RequestTarget(segments: split(relative), query: query)
+    }
+
+    /// `request` as the request log keeps it: relative to the backend, as the app addresses it.
+    /// A path that is an absolute URL under `base` (a `Link` header's next page,
+    /// `http://localhost/posts?_page=2`) becomes its path relative to the base (`posts`), and
+    /// the query it carried goes before the request's own items in ``BackendRequest/query``,
+    /// as a relative request has them; the rest of the request (method, headers, body, the
+    /// resource its maker wrote, its context) is kept. Any other request is kept as it was
+    /// sent: a relative or absolute path, or a URL of another origin or outside the base.
+    static func logged(_ request: BackendRequest, base: BaseLocation) -> BackendRequest {
+        if request.segments != nil || PathReference.isPlainRelative(request.path) { return request }
+        let reference = PathReference(request.path, scheme: base.scheme)
+        guard let absolute = reference.absoluteURL,
+            let relative = try? base.relativePath(ofURL: absolute)
+        else { return request }
+        return request.readdressed(
+            path: String(relative), query: QueryString.parse(reference.query) + request.query)
     }
 
     /// The decoded segments of a relative path; a trailing `/` is ignored. Each
@@ -120,6 +129,24 @@ final class BaseLocation: Sendable {
     /// Whether `components` names this origin.
     func isSameOrigin(_ components: URLComponents) -> Bool {
         identity != nil && Origin(components) == identity
+    }
+
+    /// The percent-encoded path of the absolute URL `absolute` relative to the base path:
+    /// `posts` for `http://localhost/posts?_page=2`; `nil` when it is on the base's origin
+    /// but outside the base path.
+    ///
+    /// - Throws: ``ServiceError/invalidRequest(_:)`` for a URL of another origin, or one
+    ///   that does not parse.
+    func relativePath(ofURL absolute: String) throws(ServiceError) -> Substring? {
+        guard let components = URLComponents(string: absolute) else {
+            throw .invalidRequest("\(absolute.prefix(200)) is not a valid URL")
+        }
+        guard isSameOrigin(components) else {
+            throw .invalidRequest(
+                "\(absolute.prefix(200)) is not on the in-memory backend's origin \(origin)")
+        }
+        let fullPath = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return relativePath(fullPath)
     }
 
     /// `absolutePath` made relative to the base path; `nil` when it lies outside.

@@ -24,6 +24,97 @@ struct InMemoryFaultTests {
         #expect(backend.requests.map(\.path) == ["posts/2"])
     }
 
+    @Test(
+        "pages followed through the Link header are logged relative to the backend, as page 1 is",
+        arguments: ["http://localhost/", "http://localhost/api/"])
+    func requestsLogFollowedPages(baseURL: String) async throws {
+        let backend = try Seed.placeholder()
+        backend.baseURL = try #require(URL(string: baseURL))
+        var pages: [Page<Post>] = []
+        for try await page in PostRepository(backend: backend).pages(size: 40) { pages.append(page) }
+        #expect(pages.map(\.items.count) == [40, 40, 20])
+        // Pages 2 and 3 were asked at the server's own URL for them.
+        guard case .href(let next)? = pages.first?.nextAddress else {
+            Issue.record("page 1 names no next URL: \(String(describing: pages.first?.nextAddress))")
+            return
+        }
+        #expect(next == baseURL + "posts?_page=2&_limit=40")
+
+        let log = backend.requests
+        #expect(log.map(\.path) == ["posts", "posts", "posts"])
+        #expect(
+            log.map(\.query)
+                == (1...3).map { page in
+                    [
+                        URLQueryItem(name: "_page", value: String(page)),
+                        URLQueryItem(name: "_limit", value: "40"),
+                    ]
+                })
+        // The same shape as page 1's request, but for the page: method, headers, body, resource.
+        for (offset, request) in log.enumerated() {
+            var expected = log[0]
+            expected.query[0].value = String(offset + 1)
+            #expect(request == expected)
+            #expect(request.resource == .collection(["posts"]))
+            #expect(request.resource == log[0].resource)
+        }
+    }
+
+    @Test("pages followed with the caller's filter are logged with the filter first, as page 1 is")
+    func requestsLogFollowedFilteredPages() async throws {
+        let backend = try Seed.placeholder()
+        backend.baseURL = try #require(URL(string: "http://localhost/api/"))
+        var ids: [Int] = []
+        for try await page in PostRepository(backend: backend).pages(size: 4, query: ["userId": 3]) {
+            ids += page.items.map(\.id)
+        }
+        #expect(ids == Array(21...30))
+        let log = backend.requests
+        #expect(log.map(\.path) == ["posts", "posts", "posts"])
+        #expect(
+            log.map(\.query)
+                == (1...3).map { page in
+                    [
+                        URLQueryItem(name: "userId", value: "3"),
+                        URLQueryItem(name: "_page", value: String(page)),
+                        URLQueryItem(name: "_limit", value: "4"),
+                    ]
+                })
+    }
+
+    @Test("an absolute URL under the base is logged relative to it; other URLs as they were sent")
+    func requestsLogAbsoluteURLs() async throws {
+        let backend = try MemoryFixture.backend()
+        backend.baseURL = try #require(URL(string: "http://localhost:8080/api/"))
+        let patch = BackendRequest(
+            method: .patch, path: "http://LOCALHOST:8080/api/posts/1?_embed=comments#top",
+            query: [URLQueryItem(name: "x", value: "a b")], headers: ["X-Trace": "7"],
+            body: Data(#"{"title": "t"}"#.utf8))
+        _ = await backend.send(patch).result
+        _ = await memorySend(backend, .get, "//localhost:8080/api/users/1/posts?userId=1")
+        // Kept as sent: another origin, outside the base, and paths the app wrote.
+        let kept = [
+            "http://example.com/api/posts", "http://localhost:8080/other/posts",
+            "https://localhost:8080/api/posts",
+            "/api/posts?_limit=1", "posts?_limit=1",
+        ]
+        for path in kept { _ = await memorySend(backend, .get, path) }
+
+        let log = backend.requests
+        #expect(log.map(\.path) == ["posts/1", "users/1/posts"] + kept)
+        #expect(
+            log[0].query == [
+                URLQueryItem(name: "_embed", value: "comments"), URLQueryItem(name: "x", value: "a b"),
+            ])
+        #expect(log[0].method == .patch)
+        #expect(log[0].headers["X-Trace"] == "7")
+        #expect(log[0].body == patch.body)
+        #expect(log[0].resource == .record("1", in: ["posts"]))
+        #expect(log[1].query == [URLQueryItem(name: "userId", value: "1")])
+        #expect(log[1].resource == .collection(["posts"], under: ["users", "1"]))
+        #expect(log.dropFirst(2).map(\.query) == Array(repeating: [], count: kept.count))
+    }
+
     @Test("failNext fails exactly the next N requests, changes nothing, then service resumes")
     func failNext() async throws {
         let backend = try MemoryFixture.backend()

@@ -16,7 +16,9 @@ struct InMemoryPagingStylesTests {
         let backend = try PagingServer.backend(style)
         var ids: [Int] = []
         var numbers: [Int] = []
+        var followed: String?
         for try await page in PagingServer.repository(style, backend: backend).pages(size: size) {
+            if numbers.isEmpty, case .href(let next)? = page.nextAddress { followed = next }
             numbers.append(page.number)
             ids += page.items.map(\.id)
             #expect(page.items.count == size || !page.hasNext)
@@ -25,10 +27,14 @@ struct InMemoryPagingStylesTests {
         #expect(ids == Array(1...100))
         #expect(numbers == Array(1...pageCount))
         #expect(backend.requests.count == pageCount)
-        // Styles whose server names the next page are followed there, not counted.
+        // Styles whose server names the next page are followed there, not counted; the log
+        // names every page relative to the backend, the followed ones too.
         let followsLinks: Set<ServedStyle> = [.jsonServer, .linkHeader, .envelope, .cursor]
         let second = try #require(backend.requests.dropFirst().first)
-        #expect(second.path == (followsLinks.contains(style) ? "http://localhost/posts" : "posts"))
+        #expect(second.path == "posts")
+        #expect(second.resource == .collection(["posts"]))
+        #expect(followsLinks.contains(style) == (followed != nil))
+        if let followed { #expect(followed.hasPrefix("http://localhost/posts?")) }
     }
 
     @Test(
