@@ -44,6 +44,7 @@
 
     extension View {
         func opacity(_ opacity: Double) -> Group<Self> { Group() }
+        func refreshable(action: @escaping @Sendable () async -> Void) -> Group<Self> { Group() }
     }
 
     @propertyWrapper struct State<Value> {

@@ -44,7 +44,17 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
 
     /// Reads again now, in every iteration of this watch: each delivers the answer, even when
     /// it is the same as the last.
+    ///
+    /// It returns at once: the answer is the iteration's next snapshot (or a later one, when a
+    /// change read before it is told first) whose ``Snapshot/isRefreshing`` is `false`, so the
+    /// loop that iterates is where it is awaited. ``LiveQuery/refresh()`` waits for it.
     public func refresh() {
+        _ = refreshes.fire()
+    }
+
+    /// Asks every iteration to read again, as ``refresh()`` does; returns the refresh's number,
+    /// which the snapshots that answer it carry (`Snapshot.refreshesAnswered`).
+    func requestRefresh() -> Int {
         refreshes.fire()
     }
 
@@ -62,8 +72,10 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         /// Signalled by the subscriptions and by ``LiveWatch/refresh()``.
         private let signal: AsyncStream<Void>.Continuation
         private var changes: AsyncStream<Void>.Iterator
-        /// Whether ``LiveWatch/refresh()`` was asked for since the last run.
-        private let refreshAsked = Locked(false)
+        /// Whether ``LiveWatch/refresh()`` was asked for since the last run, and the number of
+        /// the latest refresh asked for (or made before this iteration began: its first read
+        /// answers those).
+        private let refreshAsked: Locked<(asked: Bool, latest: Int)>
         private let refreshSubscription: ChangeFeed.Subscription
         /// What the last run read subscribed to: cancelled when released.
         private var subscriptions: [ChangeFeed.Subscription] = []
@@ -84,11 +96,18 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 of: Void.self, bufferingPolicy: .bufferingNewest(1))
             self.changes = changes.makeAsyncIterator()
             self.signal = signal
-            let refreshAsked = refreshAsked
-            refreshSubscription = refreshes.subscribe {
-                refreshAsked.withLock { $0 = true }
+            let refreshAsked = Locked((asked: false, latest: 0))
+            self.refreshAsked = refreshAsked
+            refreshSubscription = refreshes.subscribe { number in
+                refreshAsked.withLock { state in
+                    state.asked = true
+                    state.latest = Swift.max(state.latest, number)
+                }
                 signal.yield()
             }
+            // Refreshes asked for before: this iteration's first read answers them.
+            let made = refreshes.latest
+            refreshAsked.withLock { $0.latest = Swift.max($0.latest, made) }
         }
 
         /// The next snapshot: at first the stored one or the network's, then one after each
@@ -97,11 +116,13 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
             guard !finished, !Task.isCancelled else { return finish() }
             if !started {
                 started = true
+                let answering = refreshAsked.withLock { $0.latest }
                 // 1. What the stores hold, without asking the network.
-                let stored = await LiveWatch.attempt(read, storedOnly: true)
+                var stored = await LiveWatch.attempt(read, storedOnly: true)
                 guard !Task.isCancelled else { return finish() }
                 if !stored.consultedStore {
                     // No store in the chain: that was the network's answer.
+                    stored.snapshot.refreshesAnswered = answering
                     ready = stored
                 } else if case .success = stored.snapshot.result, case .stored = stored.snapshot.source {
                     var snapshot = stored.snapshot
@@ -122,11 +143,13 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 ready = nil
                 var answersRefresh = false
                 if next == nil {
-                    answersRefresh = refreshAsked.withLock { asked in
-                        defer { asked = false }
-                        return asked
+                    let answering: Int
+                    (answersRefresh, answering) = refreshAsked.withLock { state in
+                        defer { state.asked = false }
+                        return (state.asked, state.latest)
                     }
                     next = await LiveWatch.attempt(read, storedOnly: false)
+                    next?.snapshot.refreshesAnswered = answering
                 }
                 guard let run = next, !Task.isCancelled else { return finish() }
                 // Subscribed before the snapshot goes out, to what this run asked for; a change
@@ -140,7 +163,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 if missed { signal.yield() }
                 // A refresh asked for while this run read is still to come: this answer says so.
                 var snapshot = run.snapshot
-                snapshot.isRefreshing = refreshAsked.withLock { $0 }
+                snapshot.isRefreshing = refreshAsked.withLock { $0.asked }
                 // Told unless it repeats the last snapshot: the same answers, from the same
                 // source, and nothing shown as refreshing or asked for by hand. Without a
                 // `LiveMiddleware` nothing tells two runs apart: each is told.
@@ -208,16 +231,29 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// The ``LiveWatch/refresh()`` of a watch, told to each of its iterations.
+/// The ``LiveWatch/refresh()`` of a watch, told to each of its iterations with its number
+/// (1, 2, …).
 final class RefreshSignal: Sendable {
-    private let handlers = Listeners<Void>()
+    private let handlers = Listeners<Int>()
+    private let count = Locked(0)
 
-    func fire() {
-        handlers.tell(())
+    /// The number of the latest refresh asked for; `0` before the first.
+    var latest: Int {
+        count.withLock { $0 }
     }
 
-    func subscribe(_ handler: @escaping @Sendable () -> Void) -> ChangeFeed.Subscription {
-        handlers.add { _ in handler() }
+    /// Tells every iteration to read again; returns this refresh's number.
+    func fire() -> Int {
+        let number = count.withLock { count in
+            count += 1
+            return count
+        }
+        handlers.tell(number)
+        return number
+    }
+
+    func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> ChangeFeed.Subscription {
+        handlers.add(handler)
     }
 }
 

@@ -14,6 +14,10 @@ public struct Snapshot<Value: Sendable>: Sendable {
     /// read, or an answer that came while a ``LiveWatch/refresh()`` asked for after its read
     /// began is still to come.
     public var isRefreshing: Bool
+    /// The number of the latest ``LiveWatch/refresh()`` this snapshot's read began after (`0`
+    /// for none, and for a stored answer shown while the network's is read): what
+    /// ``LiveQuery/refresh()`` waits for.
+    var refreshesAnswered = 0
 
     /// Creates a snapshot.
     public init(

@@ -168,6 +168,26 @@ struct LiveSharingTests {
         #expect(server.requests.count == 2)
     }
 
+    @Test("20 watches started together on an InMemoryBackend with latency send 1 request")
+    func twentyWatches() async throws {
+        let server = try server()
+        // The server takes its time, so the first request is still in flight when the others
+        // are made: they join it. The test waits for the snapshots, not for the latency.
+        server.latency = 0.5
+        let posts = SharedPostRepository(backend: server.with(.live()))
+        let counts = await withTaskGroup(of: Int?.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    var snapshots = posts.watch { try await $0.findAll().value }.makeAsyncIterator()
+                    return await snapshots.next()?.value?.count
+                }
+            }
+            return await group.reduce(into: [Int?]()) { $0.append($1) }
+        }
+        #expect(counts == Array(repeating: 2, count: 20))
+        #expect(server.requests.count == 1, "\(server.requests.count) requests")
+    }
+
     @Test("a GET with a body, or with a progress handler, is sent on its own", arguments: [false, true])
     func ownReads(withProgress: Bool) async throws {
         let server = try server()

@@ -363,7 +363,7 @@ struct LiveWatchTests {
         #expect(model.value?.count == 3)
 
         // A refresh shows as refreshing until its answer comes, the same answer included.
-        model.refresh()
+        model.requestRefresh()
         #expect(model.isRefreshing)
         await change { _ = model.isRefreshing }
         #expect(!model.isRefreshing)
