@@ -31,7 +31,9 @@ public struct RequestResource: Sendable, Hashable {
     public let isSingular: Bool
     /// The members of the collection's records that hold another record's id, as the
     /// repository states them (``Repository/foreignKeys``); json-server's convention unless
-    /// it says otherwise.
+    /// it says otherwise. What the records hold, not what is addressed: not part of the
+    /// resource's equality, so reads of one resource share a request whatever keys their
+    /// repositories state.
     public private(set) var foreignKeys: ForeignKeys = .jsonServer
 
     private init(segments: [String], scopeEnd: Int, collectionEnd: Int, hasID: Bool, isSingular: Bool) {
@@ -72,8 +74,17 @@ public struct RequestResource: Sendable, Hashable {
     /// parent record by json-server's convention when the path is one (`users/1/posts`: three
     /// or more segments, names and ids alternating), at the root otherwise (`posts`, `v2/posts`).
     public static func collection(atPath path: [String]) -> RequestResource {
-        guard path.count >= 3, path.count % 2 == 1 else { return .collection(path) }
+        let parentCount = parentCount(ofCollectionPath: path.count)
+        guard parentCount > 0 else { return .collection(path) }
         return .collection([path[path.count - 1]], under: Array(path.dropLast()))
+    }
+
+    /// How many segments of a collection path of `count` segments name its parent record, by
+    /// json-server's convention (see ``collection(atPath:)``): all but the last for three or
+    /// more, names and ids alternating; none otherwise.
+    @usableFromInline
+    package static func parentCount(ofCollectionPath count: Int) -> Int {
+        count >= 3 && count % 2 == 1 ? count - 1 : 0
     }
 
     /// The single object at `path` (`["profile"]`, `["me"]`): read and replaced, never listed.
@@ -157,15 +168,8 @@ public struct RequestResource: Sendable, Hashable {
     /// `users/1/posts/7/publish`): what the writes to a collection's listings are kept by.
     package var collectionPath: String { PathSegment.join(Array(segments[..<collectionEnd])) }
 
-    /// The indices in ``segments`` of the ids it holds: the record's, and those of the parent
-    /// records it is nested under (names and ids alternate in the parent, ending in an id).
-    package var idIndices: [Int] {
-        var indices = Array(stride(from: scopeEnd - 1, through: 0, by: -2).reversed())
-        if hasID { indices.append(collectionEnd) }
-        return indices
-    }
-
-    /// This resource with the segment at `index` (one of ``idIndices``) replaced by `segment`.
+    /// This resource with the segment at `index` (an id's: the record's or a parent's)
+    /// replaced by `segment`.
     package func replacingSegment(at index: Int, with segment: String) -> RequestResource {
         guard segments.indices.contains(index) else { return self }
         var segments = segments
@@ -212,6 +216,24 @@ extension RequestResource {
         case .array(let names)?: foreignKeys = .named(Set(names.compactMap(\.stringValue)))
         default: foreignKeys = .jsonServer
         }
+    }
+}
+
+extension RequestResource {
+    /// Whether both address the same thing: the same segments, read the same way (the foreign
+    /// keys aside).
+    public static func == (lhs: RequestResource, rhs: RequestResource) -> Bool {
+        lhs.segments == rhs.segments && lhs.scopeEnd == rhs.scopeEnd && lhs.collectionEnd == rhs.collectionEnd
+            && lhs.hasID == rhs.hasID && lhs.isSingular == rhs.isSingular
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(segments)
+        hasher.combine(scopeEnd)
+        hasher.combine(collectionEnd)
+        hasher.combine(hasID)
+        hasher.combine(isSingular)
     }
 }
 

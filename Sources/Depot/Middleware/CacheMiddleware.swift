@@ -313,7 +313,8 @@ public final class CacheMiddleware: Middleware {
     /// above it, as before resources were typed).
     private func invalidate(after request: BackendRequest) {
         let resource = request.resource
-        var written = [resource.path]
+        // The path as sent too: answers are stored under it (an absolute URL's, say).
+        var written = [resource.path, StoredResponseKey.resource(of: request.path)]
         if let record = resource.recordSegments { written.append(PathSegment.join(Array(record))) }
         written.append(resource.collectionPath)
         // A bare path the resource reads no id from (`v2/posts/7`): the path above it too.

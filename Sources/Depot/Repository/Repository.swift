@@ -45,7 +45,9 @@ public protocol Repository: BackendClient {
     ///
     /// DepotOffline reads them from the requests (``RequestResource/foreignKeys``): when a
     /// record created offline gets the server's id, a queued write that names it by its
-    /// local id in one of these members is rewritten before it is sent.
+    /// local id in one of these members is rewritten before it is sent. The default
+    /// ``collectionResource`` and ``resource(for:)`` put them on the resources they give; a
+    /// repository that writes its own adds them with ``RequestResource/referencing(_:)``.
     var foreignKeys: ForeignKeys { get }
 }
 
@@ -78,10 +80,13 @@ extension Repository {
         .collection(atPath: collectionPath).referencing(foreignKeys)
     }
 
-    /// The record at ``segments(for:)``: its last segment is the id.
+    /// The record at ``segments(for:)``: its last segment is the id, in the collection
+    /// ``collectionResource`` names (nested under the same parent record).
     @inlinable
     public func resource(for id: Entity.ID) -> RequestResource {
-        .record(at: segments(for: id)).referencing(foreignKeys)
+        let segments = segments(for: id)
+        let parentCount = RequestResource.parentCount(ofCollectionPath: segments.count - 1)
+        return .record(at: segments, parentCount: parentCount).referencing(foreignKeys)
     }
 
     /// json-server's convention: every member whose name ends in `Id`.

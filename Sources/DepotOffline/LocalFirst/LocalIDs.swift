@@ -29,18 +29,36 @@ struct LocalIDs: Sendable {
         serverIDs[text]
     }
 
-    /// `resource` with each id it holds (the record's, its parent records') that is a mapped
-    /// local id replaced by the server's id: `posts/-1` → `posts/101`, `posts/-1/comments` →
-    /// `posts/101/comments`. Other segments (a collection's name, an action) are left alone.
+    /// `resource` with each of its segments up to the record's id (its parent records', its
+    /// collection's, its own id) that is a mapped local id replaced by the server's id:
+    /// `posts/-1` → `posts/101`, `users/-1/posts` → `users/101/posts`. What an action names
+    /// past them (`publish`) is left alone. (Local ids are negative numbers and `local-`
+    /// strings, so no collection name is one.)
     func rewriting(_ resource: RequestResource) -> RequestResource {
         guard !serverIDs.isEmpty else { return resource }
         var rewritten = resource
-        for index in resource.idIndices {
+        for index in resource.segments.indices.dropLast(resource.action.count) {
             if let server = serverIDs[resource.segments[index]], let text = JSONServerRules.idText(server) {
                 rewritten = rewritten.replacingSegment(at: index, with: text)
             }
         }
         return rewritten
+    }
+
+    /// `path` (a server's URL, an absolute path: one that is not its request's resource's own)
+    /// with each segment before its query that is a mapped local id replaced by the server's.
+    private func rewriting(path: String) -> String {
+        let end = path.firstIndex { $0 == "?" || $0 == "#" } ?? path.endIndex
+        var changed = false
+        let segments = path[..<end].split(separator: "/", omittingEmptySubsequences: false).map {
+            segment -> String in
+            guard let text = String(segment).removingPercentEncoding, let server = serverIDs[text],
+                let serverText = JSONServerRules.idText(server)
+            else { return String(segment) }
+            changed = true
+            return PathSegment.encode(serverText)
+        }
+        return changed ? segments.joined(separator: "/") + path[end...] : path
     }
 
     /// `members` with `id` and each foreign key (`keys`, as the repository states them:
@@ -69,9 +87,16 @@ struct LocalIDs: Sendable {
         var request = request
         let resource = request.resource
         let rewritten = rewriting(resource)
-        if rewritten != resource, request.pathIsResource {
-            request.path = rewritten.path
-            request.address(rewritten)
+        if rewritten != resource {
+            if request.pathIsResource {
+                request.path = rewritten.path
+                request.address(rewritten)
+            } else {
+                // A path that says more than its resource (a leading `/`, an absolute URL):
+                // its segments are rewritten where they are.
+                request.path = rewriting(path: request.path)
+                request.address(rewritten)
+            }
         }
         if let body = request.body, !body.isEmpty, case .object(let members)? = JSONServerRules.parse(body) {
             let changed = rewriting(members: members, keys: resource.foreignKeys)
@@ -85,7 +110,7 @@ struct LocalIDs: Sendable {
 
 extension LocalIDs {
     /// The local id a queued write's record gets, in the transaction that queues it: for a
-    /// create (a `POST` to a collection, not to a record, a singular resource or an action:
+    /// create (a `POST`, but not to a singular resource or an action:
     /// `posts/7/publish` creates nothing) whose body is a JSON object (or empty), the `id` it
     /// carries if it has one, otherwise the next negative number where the collection's ids
     /// are numbers (or nothing tells), or `"local-"` and a UUID where they are strings; `nil`
@@ -95,8 +120,10 @@ extension LocalIDs {
         -> JSONValue?
     {
         guard write.method == .post else { return nil }
+        // An action (`posts/7/publish`) or a singular resource, as the request's maker says:
+        // nothing is created.
         let resource = write.resource
-        guard resource.id == nil, resource.action.isEmpty, !resource.isSingular else { return nil }
+        guard resource.action.isEmpty, !resource.isSingular else { return nil }
         var members: [String: JSONValue] = [:]
         if let body = write.body, !body.isEmpty {
             guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }

@@ -4,7 +4,7 @@ import Testing
 @testable import Depot
 
 /// A request's resource as a store keeps it with a queued write (`stored`, read back by
-/// `init(stored:)`), and the ids it holds (`idIndices`: what local-id rewriting replaces).
+/// `init(stored:)`).
 @Suite("RequestResource: kept with a queued write")
 struct RequestResourceStorageTests {
     static let kept: [RequestResource] = [
@@ -38,7 +38,6 @@ struct RequestResourceStorageTests {
         #expect(back.action == resource.action)
         #expect(back.isSingular == resource.isSingular)
         #expect(back.foreignKeys == resource.foreignKeys)
-        #expect(back.idIndices == resource.idIndices)
         // Through the JSON text a store writes, too.
         let text = try JSONEncoder().encode(resource.stored)
         #expect(RequestResource(stored: try JSONDecoder().decode(JSONValue.self, from: text)) == resource)
@@ -105,20 +104,5 @@ struct RequestResourceStorageTests {
         arguments: damaged)
     func damagedIsNil(_ damaged: (String, JSONValue)) {
         #expect(RequestResource(stored: damaged.1) == nil, "\(damaged.0)")
-    }
-
-    @Test("idIndices: the record's id and its parents' ids, never a collection's name or an action")
-    func idIndices() {
-        #expect(RequestResource.record("7", in: ["posts"], under: ["users", "1"]).idIndices == [1, 3])
-        #expect(RequestResource(path: "users/1/posts/7").idIndices == [1, 3])
-        #expect(RequestResource.record("7", in: ["posts"]).appending("publish").idIndices == [1])
-        #expect(RequestResource(path: "posts/7/publish").idIndices == [1])
-        #expect(RequestResource.collection(["posts"]).idIndices == [])
-        #expect(RequestResource.collection(["posts"], under: ["users", "1"]).idIndices == [1])
-        #expect(RequestResource.record("7", in: ["v2", "posts"]).idIndices == [2])
-        #expect(
-            RequestResource.collection(["comments"], under: ["teams", "3", "posts", "9"]).idIndices == [1, 3])
-        #expect(RequestResource.singular(["profile"]).idIndices == [])
-        #expect(RequestResource.collection(["posts"]).appending("archive-all").idIndices == [])
     }
 }

@@ -171,9 +171,12 @@ struct ChangeRuleTests {
         #expect(
             ChangeFeed.Change(.post, nested.collectionResource).touches(
                 .record("1", in: ["users"], under: ["orgs", "3"])))
-        #expect(
-            NestedPostRepository(backend: InMemoryBackend()).collectionResource
-                == .collection(["posts"], under: ["users", "1"]))
+        let named = NestedPostRepository(backend: InMemoryBackend())
+        #expect(named.collectionResource == .collection(["posts"], under: ["users", "1"]))
+        // Its records are in that collection, under the same parent: a write to one re-reads
+        // the listing.
+        #expect(named.resource(for: 7) == .record("7", in: ["posts"], under: ["users", "1"]))
+        #expect(ChangeFeed.Change(.patch, named.resource(for: 7)).touches(named.collectionResource))
         #expect(
             VersionedPostRepository(backend: InMemoryBackend()).collectionResource
                 == .collection(["v2", "posts"]))
