@@ -227,7 +227,7 @@ extension RequestResource {
             && lhs.hasID == rhs.hasID && lhs.isSingular == rhs.isSingular
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what `==` compares: the segments and how they are read, not the foreign keys.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(segments)
         hasher.combine(scopeEnd)
