@@ -332,16 +332,19 @@ struct BearerAuthContextTests {
                     }
                 }
             }
-            // All three were refused and wait for the one refresh: now it ends.
-            while seen.withLock({ $0.count }) < 3 { await Task.yield() }
+            // The first was refused and the one refresh runs (the others were refused too, or
+            // wait for it unsent, as the scheduler had it): now it ends.
+            while refreshes.withLock({ $0 }) < 1 { await Task.yield() }
             release.yield()
             for try await status in group { #expect(status == 200) }
         }
         #expect(refreshes.withLock { $0 } == 1)
-        // Each receipt twice: the refused request and its retry after the shared refresh.
+        // Every pass carried its own caller's receipt, retries after the shared refresh
+        // included: each receipt once or twice (refused, then retried), none missing, no other.
         let counts = seen.withLock { $0 }.reduce(into: [ObjectIdentifier?: Int]()) { $0[$1, default: 0] += 1 }
-        #expect(
-            counts == Dictionary(uniqueKeysWithValues: receipts.map { (Optional(ObjectIdentifier($0)), 2) }))
+        #expect(Set(counts.keys) == Set(receipts.map { Optional(ObjectIdentifier($0)) }))
+        #expect(counts.values.allSatisfy { (1...2).contains($0) })
+        #expect(counts.values.contains(2))
     }
 
     @Test("a request retried after a 401 that came on another thread keeps its receipt")
