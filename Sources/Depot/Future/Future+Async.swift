@@ -87,11 +87,11 @@ struct Awaiting<Value: Sendable, Failure: Error>: Sendable {
     }
 
     @usableFromInline
-    let storage: Shared<Void, State>
+    let storage: Locked<State>
 
     @inlinable
     init() {
-        storage = Shared(fixed: (), state: .pending)
+        storage = Locked(.pending)
     }
 
     /// Takes the work's outcome: keeps it, or resumes whoever waits for it.

@@ -1,77 +1,5 @@
 import Foundation
 
-/// The heap object behind a ``Locked`` and behind one run of a combinator: parts fixed
-/// at creation, a state guarded by a lock, and the lock, in one allocation (the lock is the tail element, at
-/// a stable address).
-///
-/// A closure that captures only this object needs no context of its own, so a step
-/// costs one allocation per run. Keep closures in named fields of a struct, never
-/// directly as `Fixed` or `State` (a closure, or a tuple or optional of one, stored as
-/// a generic parameter is kept in its most general form, and every read then allocates
-/// a reabstraction thunk).
-@usableFromInline
-final class StepStorage<Fixed, State>: ManagedBuffer<StepHeader<Fixed, State>, LockPrimitive> {
-    /// A new object holding `fixed` and `state`, with its lock initialized.
-    ///
-    /// `state` is evaluated in place, inside the object: a state built first and passed in
-    /// would be copied, a retain and a release more for each reference it holds.
-    @inlinable
-    static func make(fixed: Fixed, state: @autoclosure () -> State) -> StepStorage<Fixed, State> {
-        let buffer = create(minimumCapacity: 1) { _ in StepHeader(fixed: fixed, state: state()) }
-        let storage = unsafeDowncast(buffer, to: StepStorage<Fixed, State>.self)
-        storage.withUnsafeMutablePointerToElements { LockPrimitive.initialize($0) }
-        return storage
-    }
-
-    deinit {
-        withUnsafeMutablePointerToElements { LockPrimitive.destroy($0) }
-    }
-}
-
-/// The header of a ``StepStorage``.
-@usableFromInline
-struct StepHeader<Fixed, State> {
-    @usableFromInline
-    let fixed: Fixed
-    @usableFromInline
-    var state: State
-
-    @inlinable
-    init(fixed: Fixed, state: State) {
-        self.fixed = fixed
-        self.state = state
-    }
-}
-
-/// A ``StepStorage`` shared between threads: its lock makes it safe to send.
-@usableFromInline
-struct Shared<Fixed, State>: @unchecked Sendable {
-    @usableFromInline
-    let storage: StepStorage<Fixed, State>
-
-    /// A new object holding `fixed` and `state` (evaluated in place).
-    @inlinable
-    init(fixed: Fixed, state: @autoclosure () -> State) {
-        storage = .make(fixed: fixed, state: state())
-    }
-
-    /// Reads the parts set at creation; they never change, so this needs no lock.
-    @inlinable
-    func fixed(_ read: (borrowing Fixed) -> Void) {
-        storage.withUnsafeMutablePointerToHeader { read($0.pointee.fixed) }
-    }
-
-    /// Runs `body` with exclusive access to the state.
-    @inlinable
-    func withLock<R>(_ body: (inout State) -> R) -> R {
-        storage.withUnsafeMutablePointers { header, lock in
-            LockPrimitive.lock(lock)
-            defer { LockPrimitive.unlock(lock) }
-            return body(&header.pointee.state)
-        }
-    }
-}
-
 /// The state of one ``Future/start(_:)``: the completion, until the first outcome takes it.
 @usableFromInline
 struct StartState<Value: Sendable, Failure: Error> {
@@ -124,14 +52,14 @@ struct ChainState<Input: Sendable, Value: Sendable, Failure: Error> {
 @usableFromInline
 struct FlatMapStep<Input: Sendable, Value: Sendable, Failure: Error>: Cancellable {
     @usableFromInline
-    let storage: Shared<Void, ChainState<Input, Value, Failure>>
+    let storage: Locked<ChainState<Input, Value, Failure>>
 
     @inlinable
     init(
         transform: @escaping @Sendable (Input) -> Future<Value, Failure>,
         completion: @escaping Future<Value, Failure>.Completion
     ) {
-        storage = Shared(fixed: (), state: ChainState(transform: transform, completion: completion))
+        storage = Locked(ChainState(transform: transform, completion: completion))
     }
 
     /// Runs `first`, then the future its value makes; returns the chain's cancellable.

@@ -83,7 +83,7 @@ public struct Future<Value: Sendable, Failure: Error>: Sendable {
     public func start(_ completion: @escaping Completion) -> any Cancellable {
         if reportsOnce { return operation(Promise(completion)) }
         // One allocation: the guard is also the context of the work's completion.
-        let pending = Shared(fixed: (), state: StartState(completion))
+        let pending = Locked(StartState(completion))
         return operation(
             Promise { result in
                 // The first outcome takes the completion; any later one finds nothing.

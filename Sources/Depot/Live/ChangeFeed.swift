@@ -10,8 +10,7 @@ package final class ChangeFeed: Sendable {
     }
 
     private struct State {
-        var byID: [Int: Subscriber] = [:]
-        var nextID = 0
+        var subscribers = Registry<Subscriber>()
         /// How many publications there have been: a read notes it when it starts.
         var version = 0
         /// The latest publications, oldest first, with the version each made.
@@ -43,13 +42,9 @@ package final class ChangeFeed: Sendable {
     /// until the returned subscription is cancelled.
     func subscribe(_ resources: Set<RequestResource>, signal: @escaping @Sendable () -> Void) -> Subscription
     {
-        let id = state.withLock { state in
-            defer { state.nextID += 1 }
-            state.byID[state.nextID] = Subscriber(resources: resources, signal: signal)
-            return state.nextID
-        }
+        let id = state.withLock { $0.subscribers.add(Subscriber(resources: resources, signal: signal)) }
         return Subscription { [weak self] in
-            _ = self?.state.withLock { $0.byID.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.subscribers.remove(id) }
         }
     }
 
@@ -114,7 +109,7 @@ package final class ChangeFeed: Sendable {
 
     /// How many watches are subscribed now.
     var subscriberCount: Int {
-        state.withLock { $0.byID.count }
+        state.withLock { $0.subscribers.count }
     }
 
     /// Tells every subscriber whose resources one of `changes` touches (see
@@ -127,7 +122,7 @@ package final class ChangeFeed: Sendable {
             if state.recent.count > Self.remembered {
                 state.recent.removeFirst(state.recent.count - Self.remembered)
             }
-            return state.byID.values.filter { subscriber in
+            return state.subscribers.elements.filter { subscriber in
                 subscriber.resources.contains { resource in changes.contains { $0.touches(resource) } }
             }
             .map(\.signal)

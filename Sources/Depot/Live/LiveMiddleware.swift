@@ -121,8 +121,7 @@ public struct LiveMiddleware: Middleware {
         /// the answer.
         let version: Int
         /// The callers; `closed` once the answer came or every caller left.
-        let state = Locked(
-            (waiters: [Int: Waiter](), nextID: 0, work: (any Cancellable)?.none, closed: false))
+        let state = Locked((waiters: Registry<Waiter>(), work: (any Cancellable)?.none, closed: false))
 
         init(version: Int) {
             self.version = version
@@ -132,9 +131,7 @@ public struct LiveMiddleware: Middleware {
         func join(_ waiter: Waiter) -> Int? {
             state.withLock { state in
                 guard !state.closed else { return nil }
-                defer { state.nextID += 1 }
-                state.waiters[state.nextID] = waiter
-                return state.nextID
+                return state.waiters.add(waiter)
             }
         }
     }
@@ -194,8 +191,7 @@ public struct LiveMiddleware: Middleware {
                 let work = next(sent).start { result in
                     let waiters = flight.state.withLock { state in
                         state.closed = true
-                        defer { state.waiters = [:] }
-                        return Array(state.waiters.values)
+                        return state.waiters.removeAll()
                     }
                     flights.withLock { if $0[key] === flight { $0[key] = nil } }
                     for waiter in waiters {
@@ -215,7 +211,7 @@ public struct LiveMiddleware: Middleware {
                 // This caller stops waiting; the request stops when nobody waits, and nobody
                 // joins it after.
                 let (left, work) = flight.state.withLock { state -> (Flight.Waiter?, (any Cancellable)?) in
-                    let left = state.waiters.removeValue(forKey: id)
+                    let left = state.waiters.remove(id)
                     guard left != nil, state.waiters.isEmpty, !state.closed else { return (left, nil) }
                     state.closed = true
                     return (left, state.work)

@@ -46,8 +46,7 @@ public final class LiveQuery<Value: Sendable> {
     /// Whether the watch has ended (``cancel()``): nothing more will be applied.
     @ObservationIgnored private var ended = false
     /// Callers of ``snapshot(where:)`` and ``refresh()`` waiting, by number.
-    @ObservationIgnored private var waiters: [Int: Waiter] = [:]
-    @ObservationIgnored private var nextWaiter = 0
+    @ObservationIgnored private var waiters = Registry<Waiter>()
 
     /// A caller waiting for a snapshot that passes `test`.
     private struct Waiter {
@@ -112,8 +111,7 @@ public final class LiveQuery<Value: Sendable> {
     public func snapshot(where condition: @escaping (Snapshot<Value>) -> Bool) async -> Snapshot<Value>? {
         if let latest, condition(latest) { return latest }
         if ended || Task.isCancelled { return nil }
-        let number = nextWaiter
-        nextWaiter += 1
+        let number = waiters.reserveID()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 waiters[number] = Waiter(test: condition, continuation: continuation)
@@ -154,7 +152,7 @@ public final class LiveQuery<Value: Sendable> {
         // An answer to a read begun before the latest refresh asked for is not its answer.
         isRefreshing = snapshot.isRefreshing || refreshes.answered < refreshes.asked
         latest = snapshot
-        for (number, waiter) in waiters where waiter.test(snapshot) {
+        for number in waiters.ids where waiters[number]?.test(snapshot) == true {
             resume(number, with: snapshot)
         }
     }
@@ -164,12 +162,12 @@ public final class LiveQuery<Value: Sendable> {
         guard !ended else { return }
         ended = true
         isRefreshing = false
-        for number in waiters.keys {
+        for number in waiters.ids {
             resume(number, with: nil)
         }
     }
 
     private func resume(_ number: Int, with snapshot: Snapshot<Value>?) {
-        waiters.removeValue(forKey: number)?.continuation.resume(returning: snapshot)
+        waiters.remove(number)?.continuation.resume(returning: snapshot)
     }
 }

@@ -18,8 +18,7 @@ final class TokenCoordinator: Sendable {
         /// Completed refreshes; a provider read that overlaps one may be stale.
         var epoch = 0
         var refreshing = false
-        var nextWaiter = 0
-        var waiters: [Int: @Sendable (RefreshResult) -> Void] = [:]
+        var waiters = Registry<@Sendable (RefreshResult) -> Void>()
     }
 
     private let provider: @Sendable () async throws -> String?
@@ -131,8 +130,7 @@ final class TokenCoordinator: Sendable {
                     state.current = token
                     state.epoch += 1
                 }
-                defer { state.waiters = [:] }
-                return state.waiters.sorted { $0.key < $1.key }.map(\.value)
+                return state.waiters.removeAll()
             }
             for waiter in waiters { waiter(result) }
         }
@@ -161,14 +159,12 @@ final class TokenCoordinator: Sendable {
     private static func add(
         _ waiter: @escaping @Sendable (RefreshResult) -> Void, to state: inout State
     ) -> Int {
-        state.nextWaiter += 1
-        state.waiters[state.nextWaiter] = waiter
-        return state.nextWaiter
+        state.waiters.add(waiter)
     }
 
     /// Removes a waiter that gave up; `true` when it was still waiting.
     fileprivate func removeWaiter(_ waiter: Int) -> Bool {
-        state.withLock { $0.waiters.removeValue(forKey: waiter) != nil }
+        state.withLock { $0.waiters.remove(waiter) != nil }
     }
 }
 

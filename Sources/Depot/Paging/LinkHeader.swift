@@ -1,7 +1,17 @@
 import Foundation
 
-/// Parsing of RFC 8288 `Link` header values.
+/// Reading of RFC 8288 `Link` headers: every one of a response's (``links(in:)``) or one value
+/// (``parse(_:)``).
 public enum LinkHeader {
+    /// The links of every `Link` header, in order; empty when there is none.
+    ///
+    /// - Throws: ``ServiceError/decoding(_:)`` naming the `Link` header when one is malformed.
+    public static func links(in headers: HTTPHeaders) throws(ServiceError) -> [Link] {
+        var links: [Link] = []
+        for value in headers.values(for: "Link") { links += try parse(value) }
+        return links
+    }
+
     /// The links in a `Link` header value, one ``Link`` per relation type.
     ///
     /// `<https://api.example.com/posts?page=2>; rel="next", <…?page=5>; rel="last"`

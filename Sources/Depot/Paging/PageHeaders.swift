@@ -1,7 +1,7 @@
 import Foundation
 
-/// Reading of paging headers, for styles of your own: numbers such as `X-Total-Count`
-/// and RFC 8288 `Link` headers.
+/// Reading of paging headers' numbers, such as `X-Total-Count`, for styles of your own (their
+/// `Link` headers: ``LinkHeader``).
 public enum PageHeaders {
     /// The non-negative integer in header `name`, `nil` when it is absent.
     ///
@@ -20,12 +20,9 @@ public enum PageHeaders {
         return value
     }
 
-    /// The links of every `Link` header, in order; empty when there is none.
-    ///
-    /// - Throws: ``ServiceError/decoding(_:)`` naming the `Link` header when one is malformed.
+    /// The former home of ``LinkHeader/links(in:)``, which reads every `Link` header.
+    @available(*, deprecated, renamed: "LinkHeader.links(in:)")
     public static func links(in headers: HTTPHeaders) throws(ServiceError) -> [Link] {
-        var links: [Link] = []
-        for value in headers.values(for: "Link") { links += try LinkHeader.parse(value) }
-        return links
+        try LinkHeader.links(in: headers)
     }
 }

@@ -131,7 +131,7 @@ extension LocalIDs {
         }
         if JSONServerRules.keepsOwnID(members), let own = members["id"] { return own }
         guard try idsAreNumbers(in: resource.collectionPath, connection) else {
-            return .string("local-" + UUID().uuidString.lowercased())
+            return .string("local-" + UUID.randomText())
         }
         try connection.execute("UPDATE local_ids SET last = last - 1 WHERE id = 1")
         return .int(Int(try connection.integer("SELECT last FROM local_ids WHERE id = 1") ?? -1))

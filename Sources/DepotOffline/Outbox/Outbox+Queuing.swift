@@ -79,11 +79,11 @@ extension Outbox {
     {
         var headers = policy.redaction.removingSecrets(from: write.headers)
         let limit = policy.maxQueuedWrites
-        let key = headers[Self.idempotencyKeyField] ?? UUID().uuidString.lowercased()
+        let key = headers[Self.idempotencyKeyField] ?? UUID.randomText()
         headers.remove(Self.idempotencyKeyField)
         let body = write.body.flatMap { $0.isEmpty ? nil : $0 }
-        let id = UUID().uuidString.lowercased()
-        let createdAt = Date()
+        let id = UUID.randomText()
+        let queuedAt = Date()
         let resource = write.resource
         let path = database.path
         let entry = try connection.transaction(durable: true) {
@@ -105,14 +105,14 @@ extension Outbox {
                 [
                     .text(id), .integer(position), .text(write.method.rawValue), .text(write.path),
                     .blob(FieldCoding.encode(write.query)), .blob(FieldCoding.encode(headers)),
-                    .blob(body ?? Data()), .text(key), .real(createdAt.timeIntervalSince1970),
+                    .blob(body ?? Data()), .text(key), .real(queuedAt.timeIntervalSince1970),
                     .text(resource.path), localID.map { .text(LocalIDs.json($0)) } ?? .null,
                     Self.text(of: resource),
                 ])
             return OutboxEntry(
                 id: id, position: Int(position), method: write.method, path: write.path,
                 resource: resource, query: write.query, headers: headers, body: body, idempotencyKey: key,
-                createdAt: createdAt, state: .queued, localID: localID)
+                queuedAt: queuedAt, state: .queued, localID: localID)
         }
         state.withLock {
             $0.queuedCount += 1

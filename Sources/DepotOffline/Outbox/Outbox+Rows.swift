@@ -45,7 +45,7 @@ extension Outbox {
         return OutboxEntry(
             id: row.text(0), position: Int(row.integer(1)), method: method, path: row.text(3),
             resource: resource(row, 15), query: query, headers: headers, body: body.isEmpty ? nil : body,
-            idempotencyKey: row.text(7), createdAt: Date(timeIntervalSince1970: row.real(8)), state: state,
+            idempotencyKey: row.text(7), queuedAt: Date(timeIntervalSince1970: row.real(8)), state: state,
             localID: row.isNull(14) ? nil : JSONServerRules.parse(Data(row.text(14).utf8)))
     }
 
@@ -87,7 +87,7 @@ extension Outbox {
             """,
             [
                 .text(entry.id), .text(entry.method.rawValue), .text(entry.path), .text(entry.idempotencyKey),
-                .real(entry.createdAt.timeIntervalSince1970), .text(response == nil ? "discarded" : "sent"),
+                .real(entry.queuedAt.timeIntervalSince1970), .text(response == nil ? "discarded" : "sent"),
                 response.map { .integer(Int64($0.status)) } ?? .null, .blob(FieldCoding.encode(headers)),
                 .blob(body),
                 .real(Date().timeIntervalSince1970), text(of: entry.resource),
@@ -108,16 +108,17 @@ extension Outbox {
         let write = QueuedWrite(
             id: row.text(0), method: method, path: row.text(2), idempotencyKey: row.text(3),
             queuedAt: Date(timeIntervalSince1970: row.real(4)))
-        let result: OutboxOutcome.Result
+        let decision: OutboxOutcome.Decision
         switch row.text(5) {
         case "sent":
-            result = .sent(BackendResponse(status: Int(row.integer(6)), headers: headers, body: row.blob(8)))
-        case "discarded": result = .discarded
+            decision = .sent(
+                BackendResponse(status: Int(row.integer(6)), headers: headers, body: row.blob(8)))
+        case "discarded": decision = .discarded
         default:
             throw OfflineStoreError(
                 .corrupt, path: path, message: "an outbox outcome reads '\(row.text(5))'")
         }
         return OutboxOutcome(
-            write: write, result: result, decidedAt: Date(timeIntervalSince1970: row.real(9)))
+            write: write, decision: decision, decidedAt: Date(timeIntervalSince1970: row.real(9)))
     }
 }

@@ -42,8 +42,8 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     public var body: Data?
     /// The `Idempotency-Key` sent with the first attempt and with every replay.
     public var idempotencyKey: String
-    /// When the write was queued.
-    public var createdAt: Date
+    /// When the write was queued (its caller's ``Depot/QueuedWrite/queuedAt``).
+    public var queuedAt: Date
     /// Whether it waits for a replay or was kept after a refusal.
     public var state: State
     /// For a create (`POST`), the id its record holds until the server names its own (see
@@ -55,7 +55,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// (``Depot/RequestResource/init(path:)``).
     public init(
         id: String, position: Int, method: HTTPMethod, path: String, resource: RequestResource? = nil,
-        query: [URLQueryItem], headers: HTTPHeaders, body: Data?, idempotencyKey: String, createdAt: Date,
+        query: [URLQueryItem], headers: HTTPHeaders, body: Data?, idempotencyKey: String, queuedAt: Date,
         state: State, localID: JSONValue? = nil
     ) {
         self.localID = localID
@@ -68,8 +68,33 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         self.headers = headers
         self.body = body
         self.idempotencyKey = idempotencyKey
-        self.createdAt = createdAt
+        self.queuedAt = queuedAt
         self.state = state
+    }
+
+    /// The former name of ``queuedAt``.
+    @available(*, deprecated, renamed: "queuedAt")
+    public var createdAt: Date {
+        get { queuedAt }
+        set { queuedAt = newValue }
+    }
+
+    /// The former spelling of
+    /// ``init(id:position:method:path:resource:query:headers:body:idempotencyKey:queuedAt:state:localID:)``.
+    @available(
+        *, deprecated,
+        renamed:
+            "init(id:position:method:path:resource:query:headers:body:idempotencyKey:queuedAt:state:localID:)"
+    )
+    public init(
+        id: String, position: Int, method: HTTPMethod, path: String, resource: RequestResource? = nil,
+        query: [URLQueryItem], headers: HTTPHeaders, body: Data?, idempotencyKey: String, createdAt: Date,
+        state: State, localID: JSONValue? = nil
+    ) {
+        self.init(
+            id: id, position: position, method: method, path: path, resource: resource, query: query,
+            headers: headers, body: body, idempotencyKey: idempotencyKey, queuedAt: createdAt, state: state,
+            localID: localID)
     }
 
     /// Whether the entry waits for a replay (not kept after a refusal).
@@ -92,7 +117,7 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// The description its caller received in ``Depot/ServiceError/queued(_:)``.
     public var queuedWrite: QueuedWrite {
         QueuedWrite(
-            id: id, method: method, path: path, idempotencyKey: idempotencyKey, queuedAt: createdAt,
+            id: id, method: method, path: path, idempotencyKey: idempotencyKey, queuedAt: queuedAt,
             localID: localID, localRecord: localRecord)
     }
 

@@ -48,19 +48,15 @@ public enum OutboxEvent: Sendable, Hashable {
 
 /// The subscribers of ``Outbox/events``: each gets every event emitted after it subscribed.
 final class OutboxEventHub: Sendable {
-    /// The streams fed, by subscription number, and the next number to give.
-    private let subscribers = Locked((streams: [Int: AsyncStream<OutboxEvent>.Continuation](), nextID: 0))
+    /// The streams fed, by subscription number.
+    private let subscribers = Locked(Registry<AsyncStream<OutboxEvent>.Continuation>())
 
     /// A new stream, fed from now on, holding up to `limit` unread events (the oldest are
     /// dropped past that); unsubscribed when its consumer stops.
     func subscribe(bufferingNewest limit: Int) -> AsyncStream<OutboxEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: OutboxEvent.self, bufferingPolicy: .bufferingNewest(limit))
-        let id = subscribers.withLock { state in
-            defer { state.nextID += 1 }
-            state.streams[state.nextID] = continuation
-            return state.nextID
-        }
+        let id = subscribers.withLock { $0.add(continuation) }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
         return stream
     }
@@ -68,20 +64,17 @@ final class OutboxEventHub: Sendable {
     /// Feeds `event` to every subscriber. Callers emit under the store's lock, so every
     /// subscriber sees the events in the order the store changed.
     func emit(_ event: OutboxEvent) {
-        let current = subscribers.withLock { $0.streams.isEmpty ? [] : Array($0.streams.values) }
+        let current = subscribers.withLock { $0.elements }
         for continuation in current { continuation.yield(event) }
     }
 
     /// Ends every subscriber's stream (the outbox is gone: no event can follow).
     func finishAll() {
-        let current = subscribers.withLock { state in
-            defer { state.streams = [:] }
-            return Array(state.streams.values)
-        }
+        let current = subscribers.withLock { $0.removeAll() }
         for continuation in current { continuation.finish() }
     }
 
     private func unsubscribe(_ id: Int) {
-        subscribers.withLock { $0.streams[id] = nil }
+        _ = subscribers.withLock { $0.remove(id) }
     }
 }

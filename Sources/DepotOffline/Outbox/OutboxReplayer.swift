@@ -90,7 +90,7 @@ final class OutboxReplayer: @unchecked Sendable {
     ) -> Future<BackendResponse, ServiceError> {
         var request = request
         if !request.headers.contains(Outbox.idempotencyKeyField) {
-            request.headers[Outbox.idempotencyKeyField] = UUID().uuidString.lowercased()
+            request.headers[Outbox.idempotencyKeyField] = UUID.randomText()
         }
         request.isRetryable = true
         let write = request

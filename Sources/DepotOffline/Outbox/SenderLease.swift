@@ -24,7 +24,7 @@ final class SenderLease: Sendable {
     static let duration: TimeInterval = 300
 
     /// This outbox's name in the lease: unique per open store.
-    let owner = UUID().uuidString
+    let owner = UUID.random().uuidString
     private let pid = Int64(getpid())
 
     /// Takes the lease if nobody holds it (or its holder's process is gone, or it expired):

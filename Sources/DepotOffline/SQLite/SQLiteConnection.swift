@@ -1,4 +1,5 @@
 import CSQLite
+import Depot
 import Foundation
 
 /// A value bound to a statement's parameter.
@@ -291,16 +292,15 @@ final class SQLiteStatement {
 /// A connection shared between threads: every use holds one lock, so the connection's cached
 /// statements are never used by two threads at once (the connection is also opened with
 /// `SQLITE_OPEN_FULLMUTEX`, so SQLite's own state is safe either way).
-final class SQLiteDatabase: @unchecked Sendable {
+final class SQLiteDatabase: Sendable {
     /// The file's path, for errors.
     let path: String
-    // Guarded by `lock`: touched only inside `withConnection`.
-    private let connection: SQLiteConnection
-    private let lock = NSLock()
+    // Touched only inside `withConnection`, under the lock.
+    private let connection: Locked<SQLiteConnection>
 
     /// Shares `connection`; nothing else may keep a reference to it.
     init(_ connection: SQLiteConnection) {
-        self.connection = connection
+        self.connection = Locked(connection)
         path = connection.path
     }
 
@@ -310,17 +310,13 @@ final class SQLiteDatabase: @unchecked Sendable {
     func withConnectionIfFree<T>(
         _ body: (SQLiteConnection) throws(OfflineStoreError) -> T
     ) throws(OfflineStoreError) -> T? {
-        guard lock.try() else { return nil }
-        defer { lock.unlock() }
-        return try body(connection)
+        try connection.withLockIfAvailable { connection throws(OfflineStoreError) in try body(connection) }
     }
 
     /// Runs `body` with the connection, holding the lock throughout.
     func withConnection<T>(
         _ body: (SQLiteConnection) throws(OfflineStoreError) -> T
     ) throws(OfflineStoreError) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(connection)
+        try connection.withLock { connection throws(OfflineStoreError) in try body(connection) }
     }
 }

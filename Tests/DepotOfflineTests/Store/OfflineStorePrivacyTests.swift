@@ -193,13 +193,13 @@ struct OfflineStorePrivacyTests {
         let outcomes = try reopened.outbox.recentOutcomes()
         #expect(outcomes.map(\.write.id).last == written.id)
         #expect(outcomes.map(\.write.idempotencyKey).last == written.idempotencyKey)
-        guard case .sent(let response) = outcomes.last?.result else {
+        guard case .sent(let response) = outcomes.last?.decision else {
             Issue.record("expected a sent outcome, got \(outcomes)")
             return
         }
         #expect(response.status == 201)
         #expect(response.headers["Location"]?.hasSuffix("todos/1") == true)
-        #expect(outcomes.first?.result == .discarded)
+        #expect(outcomes.first?.decision == .discarded)
 
         // Only the latest are kept.
         let backend = FailingBackend(error: .cannotConnect).with(.offline(reopened))
@@ -220,7 +220,7 @@ struct OfflineStorePrivacyTests {
         let entries = (0..<5).map { index in
             OutboxEntry(
                 id: "e\(index)", position: index, method: .post, path: "todos", query: [], headers: [:],
-                body: nil, idempotencyKey: "k\(index)", createdAt: Date(), state: .queued)
+                body: nil, idempotencyKey: "k\(index)", queuedAt: Date(), state: .queued)
         }
         for entry in entries { hub.emit(.queued(entry)) }
         hub.finishAll()
@@ -274,7 +274,7 @@ extension OfflineStorePrivacyTests {
         #expect(await store.outbox.replay(through: server).sent == 3)
         let outcomes = try store.outbox.recentOutcomes()
         let bodies = outcomes.map { outcome -> String in
-            guard case .sent(let response) = outcome.result else { return "not sent" }
+            guard case .sent(let response) = outcome.decision else { return "not sent" }
             #expect(response.status == 201)
             #expect(response.headers["Location"] == "\(outcome.write.path)/9")
             return String(decoding: response.body, as: UTF8.self)

@@ -34,7 +34,7 @@ enum LinkHeaderTarget {
                 if case .decoding = error {} else { harness.fail("LinkHeader.parse failed with \(error)") }
             }
         }
-        _ = try? PageHeaders.links(in: headers)
+        _ = try? LinkHeader.links(in: headers)
         var body = Data("[".utf8)
         body.append(page)
         body.append(Data("]".utf8))

@@ -44,7 +44,7 @@ public struct GrapePagination: PaginationStyle {
         -> PageLayout
     {
         let total = try PageHeaders.integer(totalHeader, in: response.headers)
-        let links = try PageHeaders.links(in: response.headers)
+        let links = try LinkHeader.links(in: response.headers)
         let next: PageAddress?
         if let text = response.headers[nextPageHeader] {
             let isLast = text.trimmingCharacters(in: .whitespaces).isEmpty

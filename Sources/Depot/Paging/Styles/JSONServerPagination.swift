@@ -33,7 +33,7 @@ public struct JSONServerPagination: PaginationStyle {
         -> PageLayout
     {
         let total = try PageHeaders.integer("X-Total-Count", in: response.headers)
-        let links = try PageHeaders.links(in: response.headers)
+        let links = try LinkHeader.links(in: response.headers)
         let nextLink = links[rel: "next"]
         let hasNext: Bool? =
             total.map { PageLayout.hasMore(total: $0, page: number, size: size) }

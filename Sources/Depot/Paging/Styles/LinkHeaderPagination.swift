@@ -38,7 +38,7 @@ public struct LinkHeaderPagination: PaginationStyle {
     public func layout(of response: BackendResponse, page number: Int, size: Int) throws(ServiceError)
         -> PageLayout
     {
-        let links = try PageHeaders.links(in: response.headers)
+        let links = try LinkHeader.links(in: response.headers)
         var total: Int?
         if let totalHeader { total = try PageHeaders.integer(totalHeader, in: response.headers) }
         let next = links[rel: "next"].map { PageAddress.href($0.href) }
