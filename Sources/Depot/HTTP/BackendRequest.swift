@@ -310,7 +310,10 @@ public enum PathSegment {
 
     /// Decodes a percent-encoded segment, or returns it unchanged when it is malformed.
     public static func decode(_ segment: String) -> String {
-        segment.removingPercentEncoding ?? segment
+        // Most segments hold no escape: Foundation's decoding, a round trip through an
+        // `NSString` on Linux, is skipped for them.
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return segment }
+        return segment.removingPercentEncoding ?? segment
     }
 
     /// RFC 3986 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~".

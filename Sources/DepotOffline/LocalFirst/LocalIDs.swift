@@ -114,19 +114,19 @@ extension LocalIDs {
     /// `posts/7/publish` creates nothing) whose body is a JSON object (or empty), the `id` it
     /// carries if it has one, otherwise the next negative number where the collection's ids
     /// are numbers (or nothing tells), or `"local-"` and a UUID where they are strings; `nil`
-    /// for other writes.
-    static func newLocalID(for write: BackendRequest, in connection: SQLiteConnection)
-        throws(OfflineStoreError)
-        -> JSONValue?
-    {
+    /// for other writes. `resource` is the write's, `sent` its body read as a JSON object
+    /// (`nil` when it has none or another value).
+    static func newLocalID(
+        for write: BackendRequest, resource: RequestResource, sent: [String: JSONValue]?,
+        in connection: SQLiteConnection
+    ) throws(OfflineStoreError) -> JSONValue? {
         guard write.method == .post else { return nil }
         // An action (`posts/7/publish`) or a singular resource, as the request's maker says:
         // nothing is created.
-        let resource = write.resource
         guard resource.action.isEmpty, !resource.isSingular else { return nil }
         var members: [String: JSONValue] = [:]
         if let body = write.body, !body.isEmpty {
-            guard case .object(let sent)? = JSONServerRules.parse(body) else { return nil }
+            guard let sent else { return nil }
             members = sent
         }
         if JSONServerRules.keepsOwnID(members), let own = members["id"] { return own }

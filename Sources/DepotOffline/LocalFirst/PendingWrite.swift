@@ -30,11 +30,15 @@ struct PendingWrite: Sendable {
     let recordID: String?
 
     init(_ entry: OutboxEntry, localIDs: LocalIDs) {
+        self.init(
+            entry, sent: entry.body.flatMap { JSONServerRules.parse($0)?.objectValue }, localIDs: localIDs)
+    }
+
+    /// ``init(_:localIDs:)`` for an entry whose body, a JSON object, was read already (`sent`;
+    /// `nil` for none).
+    init(_ entry: OutboxEntry, sent: [String: JSONValue]?, localIDs: LocalIDs) {
         let resource = localIDs.rewriting(entry.resource)
-        var members: [String: JSONValue]?
-        if let body = entry.body, case .object(let sent)? = JSONServerRules.parse(body) {
-            members = localIDs.rewriting(members: sent, keys: resource.foreignKeys)
-        }
+        let members = sent.map { localIDs.rewriting(members: $0, keys: resource.foreignKeys) }
         self.init(
             entryID: entry.id, position: entry.position, method: entry.method, resource: resource,
             members: members, localID: entry.localID, sentAt: nil)
@@ -163,6 +167,13 @@ struct PendingWrites: Sendable {
         guard writes[entry.id] == nil else { return }
         entries[entry.id] = entry
         add(PendingWrite(entry, localIDs: localIDs))
+    }
+
+    /// ``add(_:localIDs:)`` for an entry whose body, a JSON object, was read already (`sent`).
+    mutating func add(_ entry: OutboxEntry, sent: [String: JSONValue]?, localIDs: LocalIDs) {
+        guard writes[entry.id] == nil else { return }
+        entries[entry.id] = entry
+        add(PendingWrite(entry, sent: sent, localIDs: localIDs))
     }
 
     /// Counts `write` (one already sent, say).

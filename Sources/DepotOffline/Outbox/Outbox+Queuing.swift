@@ -85,6 +85,8 @@ extension Outbox {
         let id = UUID.randomText()
         let queuedAt = Date()
         let resource = write.resource
+        // The body, read once: for a create's local id and for the overlay.
+        let sent = body.flatMap { JSONServerRules.parse($0)?.objectValue }
         let path = database.path
         let entry = try connection.transaction(durable: true) {
             () throws(OfflineStoreError) -> OutboxEntry in
@@ -95,7 +97,7 @@ extension Outbox {
             }
             let position =
                 try connection.integer("SELECT coalesce(max(position), 0) + 1 FROM outbox") ?? 1
-            let localID = try LocalIDs.newLocalID(for: write, in: connection)
+            let localID = try LocalIDs.newLocalID(for: write, resource: resource, sent: sent, in: connection)
             try connection.execute(
                 """
                 INSERT INTO outbox (id, position, method, path, query, headers, body, idempotency_key,
@@ -117,7 +119,7 @@ extension Outbox {
         state.withLock {
             $0.queuedCount += 1
             $0.held = false
-            $0.pending.add(entry, localIDs: $0.localIDs)
+            $0.pending.add(entry, sent: sent, localIDs: $0.localIDs)
         }
         emit(.queued(entry), publishedBy: write.context.publishedBy)
         return entry
