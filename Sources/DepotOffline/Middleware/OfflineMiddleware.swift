@@ -12,60 +12,10 @@ import Foundation
 /// let posts = PostRepository(backend: backend)          // unchanged repository code
 /// ```
 ///
-/// **Put it first**, in front of authentication: then the requests it stores and queues
-/// carry no credential (auth adds a fresh token to each attempt, replays included), and
-/// every retry happens inside one of its attempts.
-///
-/// **Reads.** Every `2xx` response to a `GET` is stored (status, header fields without
-/// `Set-Cookie`, body; never one marked `Cache-Control: no-store`), per method, path, query
-/// and ``OfflinePolicy/account``. When a `GET` then fails with
-/// `ServiceError.cannotConnect`, `.noConnection` or `.timedOut` (and with a `5xx` when
-/// ``OfflinePolicy/servesStoredResponsesOnServerError`` says so, or within the seconds the
-/// stored response's `stale-if-error` allows), the stored response is served instead, with an
-/// `Age` header, also after the app restarts. To tell that an answer came from the store
-/// and how old it is, collect the call in an `AnswerReceipt`:
-///
-/// ```swift
-/// let receipt = AnswerReceipt()
-/// let posts = try await receipt.collect { try await repository.findAll().value }
-/// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
-/// ```
-///
-/// Stored responses are bounded by ``OfflinePolicy/maxBytes`` and
-/// ``OfflinePolicy/maxEntries``, least recently used first out. Storing happens after the
-/// caller has its answer: answers that arrive within a tenth of a second are written
-/// together, in one transaction on a serial queue, and a look-up finds an answer not yet
-/// written in memory, so storing never delays an answer and a look-up always sees what was
-/// stored before it. (An answer received less than that before the app is killed may not
-/// have been written; the next read stores it again. Call ``OfflineStore/flush()`` when the
-/// app moves to the background.)
-///
-/// **Where the receipt is read.** The receipt rides on the request
-/// (``Depot/BackendRequest/context``), taken where the request is made: every middleware in
-/// front passes it on, retries and a resume on another thread included. A request made in a
-/// completion handler (the second step of a `flatMap`) reports to none: collect the call you
-/// await.
-///
-/// **Secrets never reach the file.** The header fields ``OfflinePolicy/redaction`` names are
-/// dropped from stored responses and queued writes; a request whose URL carries one of its
-/// query items (`GET me?access_token=…`) is neither stored nor queued. A write
-/// ``OfflinePolicy/queuesWrite`` excludes (a sign-in, a token refresh: anything whose body
-/// carries a secret) passes through and fails as the network failed, and an answer
-/// ``OfflinePolicy/storesResponse`` excludes is not stored. Deleted rows are overwritten
-/// (`PRAGMA secure_delete`), so a sent write's body leaves no bytes behind.
-///
-/// **Transfers pass through.** A download (``Depot/BackendRequest/destination``) is neither
-/// stored nor served from the store, and an upload from a file
-/// (``Depot/BackendRequest/bodyFile``) is never queued: it fails as the network failed. The file
-/// is the app's, and may be gone by the time a replay would read it.
-///
-/// **One store per API.** Responses are stored by path, query and account, not by host, and
-/// queued writes are replayed through the chain behind the `.offline(store)` middleware,
-/// fixed when `backend.with(...)` makes it (the chain made last, when one store is put in
-/// several): give each API (each base URL) a store of its own.
-///
-/// **Writes** (`POST`, `PUT`, `PATCH`, `DELETE`) go through the store's ``Outbox``: see
-/// there.
+/// Put it first, in front of authentication, and give each API a store of its own. An
+/// `AnswerReceipt` tells a call that the store answered it, and how old the answer is;
+/// the header fields and query items ``OfflinePolicy/redaction`` names never reach the file;
+/// transfers pass through. <doc:WorkingOffline> tells the whole story.
 public struct OfflineMiddleware: Middleware {
     /// The store responses and queued writes are kept in.
     public let store: OfflineStore

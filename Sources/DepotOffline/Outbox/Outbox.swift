@@ -5,97 +5,25 @@ import Foundation
 /// The writes an ``OfflineStore`` keeps until they can be sent: `store.outbox`.
 ///
 /// The `.offline(store)` middleware sends every `POST`, `PUT`, `PATCH` and `DELETE` through
-/// the outbox:
+/// the outbox. One that fails before any answer arrives is committed to the store durably,
+/// and only then does its caller's future fail with ``Depot/ServiceError/queued(_:)``;
+/// ``replay()`` sends the queued writes in order through the rest of the chain, each with the
+/// `Idempotency-Key` of its first attempt, and ``events`` tells what became of them:
 ///
 /// ```swift
-/// let store = try OfflineStore(at: appSupport.appending(path: "depot.sqlite"))
-/// let backend = URLSessionBackend(baseURL: api).with(.offline(store), auth, .retry())
-///
 /// do {
 ///     try await todos.create(Todo(title: "Milk")).value
 /// } catch .queued(let write) {
 ///     showPending(write.id)            // stored; sent when the network is back
 /// }
 ///
-/// for await event in store.outbox.events { … }   // .queued, .sent, .kept, .discarded
+/// for await event in store.outbox.events { … }   // .queued, .sent, .kept, .discarded, .created
 /// ```
 ///
-/// **Every write carries an `Idempotency-Key`** (draft-ietf-httpapi-idempotency-key-header)
-/// from its first attempt: a new UUID unless the request already has one. The key is chosen
-/// when the write's future is made, so starting that same future again sends the same key
-/// (a server that honours keys takes it for the same write); make a new future for a new
-/// write. The same key goes with every replay, so a server that honours the header applies
-/// the write once even when an earlier attempt reached it and only the answer was lost. Since
-/// the key makes sending it again safe, the request is also marked
-/// ``Depot/BackendRequest/isRetryable`` for a retry middleware behind this one.
-///
-/// **A write that fails before any answer arrives** (`.cannotConnect`, `.noConnection`,
-/// `.timedOut` or `.transport`; not `.cancelled`) is committed to the store in one durable
-/// transaction (synced to disk: it survives the app being killed and a power loss), and only
-/// then does its caller's future fail with ``Depot/ServiceError/queued(_:)``, whose
-/// ``Depot/QueuedWrite/id`` is the entry's ``OutboxEntry/id``. It is never reported as a
-/// success. If that commit fails (a full disk, or ``OfflinePolicy/maxQueuedWrites`` entries
-/// already wait), the caller gets the original transport error: nothing was queued. A write
-/// that got any HTTP answer is returned as it is: a 4xx or 5xx is the server's answer, not
-/// queued.
-///
-/// **What is stored**: method, path, query, header fields, body, the key and when it was
-/// queued. Never a secret: the header fields ``OfflinePolicy/redaction`` names
-/// (`Authorization`, `Cookie`, `X-Api-Key`, … by default) are dropped before writing, and a
-/// write whose query carries a secret (`access_token=…`) is not queued at all. List
-/// `.offline(store)` **first**, in front of authentication, so that requests carry no
-/// credential when they reach it anyway, and each replay gets a fresh one from the
-/// middleware behind it.
-///
-/// **Order.** Writes are replayed in the order they were queued, and a new write never
-/// overtakes an older one to the same resource (path):
-/// - while any entry is queued, a new write is queued behind it (its caller gets `.queued`
-///   too) and a replay starts, which sends the earlier entries first and then this one; so a
-///   `PATCH` never reaches the server before the queued `POST` that created its record;
-/// - while a `PUT`, `PATCH` or `DELETE` of a path is kept after a refusal (below), a new
-///   write to that path is queued behind it and held there, unsent, until the app resolves
-///   the kept one with ``retry(_:)`` (then the kept one goes first) or ``discard(_:)``;
-///   writes to other paths go on, and so do creates (a kept `POST todos` holds back no other
-///   `POST todos`).
-///
-/// (Writes started at the same time, from different tasks, have no order between them.)
-///
-/// **Replay** (``replay()``): the queued entries are sent one at a time, in order, through
-/// the rest of the chain (what follows the middleware: auth, retry, the backend), each with
-/// its own stored key. Outcomes, reported on ``events``:
-/// - a 2xx: the entry is removed from the store, ``OutboxEvent/sent(_:_:)``;
-/// - anything the server did not decide: no answer, a request that could not be made (a
-///   token provider that failed, say), a `401`, `407`, `408`, `421`, `425`, `429`, any `5xx`, a `1xx` or
-///   `3xx`: **the replay stops and the entry stays queued**, with those behind it, in order,
-///   for a later replay (so an entry the server keeps answering with a 5xx holds back those
-///   behind it: ``entries()`` shows it, and ``discard(_:)`` lets the rest go);
-/// - a refusal by the server (`400`, `403`, `404`, `409`, `410`, `412`, `422` and every other
-///   4xx): the entry is **kept** (state ``OutboxEntry/State/kept(_:)``, with the status, the
-///   server's message and the first 64 KiB of its body), ``OutboxEvent/kept(_:_:)``, and **the
-///   replay goes on with the entries behind it**, but for writes to the path of a kept
-///   `PUT`, `PATCH` or `DELETE`, which wait for the app's decision: one refused to-do must
-///   not hold back the others, and a stale edit must not land after a newer one.
-///
-/// **Delivery: at least once; exactly once where the server honours `Idempotency-Key`.**
-/// An entry leaves the store only when the server accepted it (2xx), when the app discards
-/// it, or with ``OfflineStore/removeAll()``: nothing queued is ever dropped silently. A
-/// replay removes an entry *after* its 2xx arrives, so a process killed between the two
-/// sends that entry again later, with the same key: a server that honours the key answers
-/// it without applying it twice; one that does not applies it twice.
-///
-/// **One sender per store**, across processes too: a replay holds the store's sender lease
-/// (a row in the file, renewed before each entry) while it runs, so an app and its extension
-/// sharing the file never send an entry twice. A replay started meanwhile waits for it, then
-/// sends what is still queued. The lease ends when its holder gives it back, at once when its
-/// process is gone (a crash, `kill -9`), or 5 minutes after its last renewal (a holder that
-/// hangs or is suspended). It is no file lock, so a suspended app holds none on a shared file.
-///
-/// A replay starts on its own after any later request through the middleware succeeds (a 2xx
-/// to a read or a write), in the background, when entries are queued; checking costs one
-/// lock, so the online path stays fast. Replays go through the chain behind the `.offline`
-/// middleware, fixed when that chain is made (the one made last, when a store is put in
-/// several; or the backend given to ``replay(through:)``): give each API a store of its own. Calling ``replay()`` while one
-/// runs in this process waits for that one and returns its report.
+/// Delivery is at least once (exactly once where the server honours the key), in order per
+/// resource, by one sender per store across processes; nothing queued is dropped silently.
+/// <doc:WorkingOffline> tells the whole story: what is stored, the order, what each answer
+/// does to an entry, crashes and shared files.
 public final class Outbox: Sendable {
     /// The header field of draft-ietf-httpapi-idempotency-key-header.
     static let idempotencyKeyField = "Idempotency-Key"
