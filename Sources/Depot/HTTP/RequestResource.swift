@@ -168,8 +168,9 @@ public struct RequestResource: Sendable, Hashable {
     /// `users/1/posts/7/publish`): what the writes to a collection's listings are kept by.
     package var collectionPath: String { PathSegment.join(Array(segments[..<collectionEnd])) }
 
-    /// This resource with the segment at `index` (an id's: the record's or a parent's)
-    /// replaced by `segment`.
+    /// This resource with the segment at `index` (any segment: DepotOffline rewrites each one
+    /// up to the record's id that holds a local id) replaced by `segment`, its shape kept; the
+    /// resource itself when there is no such segment.
     package func replacingSegment(at index: Int, with segment: String) -> RequestResource {
         guard segments.indices.contains(index) else { return self }
         var segments = segments
