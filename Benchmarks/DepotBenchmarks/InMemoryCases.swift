@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// InMemoryBackend: reading must cost about what decoding the answer costs.

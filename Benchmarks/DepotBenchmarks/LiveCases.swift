@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// Live queries: telling 1,000 watches of a collection about a write must cost about what

@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import DepotOffline
 import Foundation
 

@@ -1,5 +1,5 @@
 import Depot
-import DepotFixtures
+import DepotInMemory
 import Foundation
 
 /// A photo, as JSONPlaceholder serves it: the type both sides decode.

@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// The AcmeFlix movie-rental API, served in process by ``InMemoryBackend`` routes that

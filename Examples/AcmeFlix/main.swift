@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 // AcmeFlix: a client that knows one URL, the API's root, and does only what the

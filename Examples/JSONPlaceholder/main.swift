@@ -1,5 +1,5 @@
 import Depot
-import DepotFixtures
+import DepotInMemory
 import Foundation
 
 // Runs against an in-memory copy of JSONPlaceholder's data unless given

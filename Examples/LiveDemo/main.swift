@@ -1,5 +1,5 @@
 import Depot
-import DepotFixtures
+import DepotInMemory
 import Foundation
 
 // A screen's list, watched: each snapshot is printed as it arrives, while another task writes.

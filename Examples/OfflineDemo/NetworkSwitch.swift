@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// The demo's network: it reaches `server` while on, and fails every request with

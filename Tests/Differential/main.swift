@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 // depot-inmemory-replay DB_JSON: InMemoryBackend seeded from DB_JSON, driven by lines on stdin, for

@@ -1,4 +1,4 @@
-import DepotFixtures
+import DepotInMemory
 import Foundation
 
 extension SplitMix64 {

@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// One thing to fuzz: its name, its share of the time budget, the corpus folders its seeds

@@ -1,5 +1,5 @@
 import Depot
-import DepotFixtures
+import DepotInMemory
 import Foundation
 
 // depot-fuzz: a seeded, bounded mutation fuzzer over everything Depot reads from outside

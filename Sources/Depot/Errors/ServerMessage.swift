@@ -1,7 +1,7 @@
 import Foundation
 
 /// Finds the server's own explanation in an error body.
-enum ServerMessage {
+package enum ServerMessage {
     /// The message in `body`: for JSON, `detail`, `message`, `error` (a string, or an
     /// object with `message`), `title` (RFC 9457 problem documents put the specific
     /// explanation in `detail` and the general one in `title`); for short plain text,
@@ -13,7 +13,7 @@ enum ServerMessage {
     /// The header where a response whose body must stay as it is explains itself:
     /// `InMemoryBackend`'s 404 for a collection it does not hold keeps json-server's `{}` body
     /// and says here how to seed one. Read after the body's message, from any backend.
-    static let reasonHeader = "Depot-Reason"
+    package static let reasonHeader = "Depot-Reason"
 
     /// The message of the body alone, as ``extract(from:headers:)`` reads it.
     private static func fromBody(_ body: Data, headers: HTTPHeaders) -> String? {

@@ -118,10 +118,10 @@ struct SerialCancellable: Cancellable {
 
 /// A ``Cancellable`` for work that cannot be stopped, such as an already known value.
 @usableFromInline
-struct NotCancellable: Cancellable {
+package struct NotCancellable: Cancellable {
     @inlinable
-    init() {}
+    package init() {}
 
     @inlinable
-    func cancel() {}
+    package func cancel() {}
 }

@@ -75,7 +75,7 @@ public struct BackendRequest: Sendable, Hashable {
     /// The decoded segments of the resource ``path`` was built from, so that a backend reads
     /// them without parsing the path back; `nil` once the path was set as a string, or when a
     /// segment is empty (the path then means what a server makes of it).
-    var segments: [String]? { addressed.value.flatMap { $0.isPath ? $0.resource.segments : nil } }
+    package var segments: [String]? { addressed.value.flatMap { $0.isPath ? $0.resource.segments : nil } }
 
     /// Creates a request for an already encoded path.
     public init(
@@ -148,7 +148,7 @@ public struct BackendRequest: Sendable, Hashable {
     /// The request with `path` and `query` in place of its own, the rest kept: the resource
     /// its maker wrote (and whether the new path is that resource's), its context and body.
     /// For a backend's log of what it received, which names a request relative to itself.
-    func readdressed(path: String, query: [URLQueryItem]) -> BackendRequest {
+    package func readdressed(path: String, query: [URLQueryItem]) -> BackendRequest {
         var copy = self
         copy.encodedPath = path
         copy.query = query
@@ -191,7 +191,7 @@ extension BackendRequest {
     static let defaultFileContentType = "application/octet-stream"
 
     /// The `Content-Type` a body goes out with when the request names none.
-    var defaultContentType: String {
+    package var defaultContentType: String {
         bodyFile == nil ? Self.defaultBodyContentType : Self.defaultFileContentType
     }
 
@@ -199,7 +199,7 @@ extension BackendRequest {
     /// subtype, lowercased, without parameters (`application/json` for
     /// `Application/JSON; charset=utf-8`), or ``defaultContentType`` when the request
     /// names none; `nil` without a body.
-    var bodyMediaType: String? {
+    package var bodyMediaType: String? {
         guard bodyFile != nil || body?.isEmpty == false else { return nil }
         guard let field = headers["Content-Type"] else { return defaultContentType }
         let type = field.prefix { $0 != ";" }

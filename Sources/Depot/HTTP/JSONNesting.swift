@@ -121,7 +121,7 @@ extension JSONDecoder {
     /// - Throws: `DecodingError.dataCorrupted` for such nesting or a wide body that is
     ///   not valid text; otherwise what `decode(_:from:)` throws.
     @usableFromInline
-    func decodeChecked<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    package func decodeChecked<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         var input = data
         if let encoding = JSONNesting.wideEncoding(of: data) {
             guard let text = String(data: data, encoding: encoding) else {

@@ -5,23 +5,23 @@ import Foundation
 ///
 /// It is the one rule for which host may receive a request's credentials: every layer
 /// that resolves a path or a link, or follows a redirect, compares origins with `==`.
-struct Origin: Sendable, Hashable, CustomStringConvertible {
+package struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// The scheme, lowercased.
-    let scheme: String
+    package let scheme: String
     /// The host, lowercased, without the brackets of an IPv6 literal.
-    let host: String
+    package let host: String
     /// The port, or the scheme's default; `nil` for a scheme with no known default and
     /// no port given.
-    let port: Int?
+    package let port: Int?
 
     /// The origin of `components`, or `nil` when they have no scheme or no host.
-    init?(_ components: URLComponents) {
+    package init?(_ components: URLComponents) {
         self.init(scheme: components.scheme, host: components.host, port: components.port)
     }
 
     /// The origin of `url`, or `nil` when it has no scheme or no host. Read from the URL's
     /// own parts, with no second parse: every request's redirects ask for it.
-    init?(_ url: URL) {
+    package init?(_ url: URL) {
         self.init(scheme: url.scheme, host: url.host, port: url.port)
     }
 
@@ -35,17 +35,17 @@ struct Origin: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the scheme is `http` or `https`: the only ones a backend sends to.
-    var isHTTP: Bool { scheme == "http" || scheme == "https" }
+    package var isHTTP: Bool { scheme == "http" || scheme == "https" }
 
     /// `https://host`, with the port only when it is not the scheme's default.
-    var description: String {
+    package var description: String {
         let shownHost = host.contains(":") ? "[\(host)]" : host
         let shownPort = port.flatMap { $0 == Self.defaultPort(of: scheme) ? nil : ":\($0)" } ?? ""
         return "\(scheme)://\(shownHost)\(shownPort)"
     }
 
     /// The port a URL of `scheme` means when it names none.
-    static func defaultPort(of scheme: String) -> Int? {
+    package static func defaultPort(of scheme: String) -> Int? {
         switch scheme {
         case "http", "ws": 80
         case "https", "wss": 443
@@ -55,7 +55,7 @@ struct Origin: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `reference` starts with an RFC 3986 scheme (`http:`, `https:`, …), so it
     /// is an absolute URL rather than a path. `a:b` is one; `posts/a:b` is not.
-    static func startsWithScheme(_ reference: Substring) -> Bool {
+    package static func startsWithScheme(_ reference: Substring) -> Bool {
         guard let colon = reference.firstIndex(of: ":"), let first = reference.first, first.isASCII,
             first.isLetter
         else { return false }

@@ -2,17 +2,17 @@
 /// ``BackendRequest/path``: a relative path (`posts/1`), an absolute path
 /// (`/api/posts/1`), or an absolute URL (`https://host/…`, `//host/…`), each with the
 /// query it may carry and without its fragment.
-struct PathReference {
+package struct PathReference {
     /// The path, without query or fragment; for an absolute URL, the whole URL before
     /// its query.
-    var path: Substring
+    package var path: Substring
     /// The query the path carried, without its `?`; empty for none.
-    var query: Substring
+    package var query: Substring
     /// The absolute URL text when the reference is one; `//host/…` takes `scheme`.
-    var absoluteURL: String?
+    package var absoluteURL: String?
 
     /// Reads `text`, completing a scheme-relative `//host/…` with `scheme`.
-    init(_ text: String, scheme: String) {
+    package init(_ text: String, scheme: String) {
         var reference = Substring(text)
         if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
         path = reference
@@ -30,7 +30,7 @@ struct PathReference {
 
     /// Whether `path` is relative with no query, fragment or scheme and no leading `/`
     /// (`posts/1`): the common case, which needs no more reading than this.
-    static func isPlainRelative(_ path: String) -> Bool {
+    package static func isPlainRelative(_ path: String) -> Bool {
         guard path.utf8.first != UInt8(ascii: "/") else { return false }
         return !path.utf8.contains { byte in
             byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") || byte == UInt8(ascii: ":")

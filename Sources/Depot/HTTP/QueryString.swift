@@ -3,12 +3,12 @@ import Foundation
 /// Query strings on the wire: written per RFC 3986 by every backend and read the way a
 /// server reads them by everything in Depot that takes a URL apart (page links, the
 /// in-memory backend, logging), so that they agree.
-enum QueryString {
+package enum QueryString {
     /// `name=value` pairs joined with `&`; a `nil` value gives a bare `name`. Names and
     /// values keep only unreserved characters (and `,` when `keepingCommas`, as the
     /// in-memory backend's links keep `_sort=a,b`), so `+`, `&`, `=`, `/`, `?` and spaces
     /// are all percent-encoded and reach the server as they were.
-    static func encode(keepingCommas: Bool = false, _ items: [URLQueryItem]) -> String {
+    package static func encode(keepingCommas: Bool = false, _ items: [URLQueryItem]) -> String {
         items.map { item in
             let name = component(item.name, keepingCommas: keepingCommas)
             guard let value = item.value else { return name }
@@ -18,7 +18,7 @@ enum QueryString {
     }
 
     /// `text` percent-encoded but for RFC 3986 unreserved characters (and `,`).
-    static func component(_ text: String, keepingCommas: Bool = false) -> String {
+    package static func component(_ text: String, keepingCommas: Bool = false) -> String {
         // Fast path: `_page`, `20` and most values need no encoding, and Foundation's
         // percent-encoding costs about a microsecond per call on Linux.
         let plain = text.utf8.allSatisfy {
@@ -37,7 +37,7 @@ enum QueryString {
     /// `reference` without its fragment, split into the part before `?` and the query
     /// items after it. The query never stays in the path, decodable or not: see
     /// ``parse(_:)``.
-    static func split(_ reference: String) -> (path: String, query: [URLQueryItem]) {
+    package static func split(_ reference: String) -> (path: String, query: [URLQueryItem]) {
         var text = Substring(reference)
         if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
         guard let mark = text.firstIndex(of: "?") else { return (String(text), []) }
@@ -48,7 +48,7 @@ enum QueryString {
     /// does not decode (a malformed escape such as `%ZZ`, or escapes that are not UTF-8
     /// such as `%FF`) is kept as it was sent, spaces for `+` aside, as json-server's
     /// query parser (Express's `qs`) reads it: no query is ever refused or dropped.
-    static func parse(_ text: Substring) -> [URLQueryItem] {
+    package static func parse(_ text: Substring) -> [URLQueryItem] {
         text.split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return URLQueryItem(name: decode(parts[0]), value: parts.count > 1 ? decode(parts[1]) : nil)
@@ -56,7 +56,7 @@ enum QueryString {
     }
 
     /// One query component, decoded leniently (see ``parse(_:)``).
-    static func decode(_ text: Substring) -> String {
+    package static func decode(_ text: Substring) -> String {
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
             return String(text)
         }
@@ -66,7 +66,7 @@ enum QueryString {
 
     /// `reference` without its query and fragment: for messages, which must not
     /// repeat a token a query may carry.
-    static func withoutQuery(_ reference: String) -> String {
+    package static func withoutQuery(_ reference: String) -> String {
         guard let end = reference.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return reference }
         return String(reference[..<end])
     }

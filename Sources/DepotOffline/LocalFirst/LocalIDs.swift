@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// The ids the server named for records created while offline: each queued create's local id
 /// (`-1`, `"local-…"`) and the id the server's `201` gave the record.

@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// Lays the writes waiting in the outbox over a read's answer, as if the server had applied
 /// them, by json-server's rules (``Depot/JSONServerRules``, ``Depot/ListingRule``: the code

@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// A queued write as reads see it: what it does to which record.
 ///

@@ -1,6 +1,7 @@
 import Depot
 import Dispatch
 import Foundation
+import JSONServerEngine
 
 /// Keeps an app working when the network does not: `GET` answers are stored in an
 /// ``OfflineStore`` and served when the server cannot be reached, and writes that cannot be

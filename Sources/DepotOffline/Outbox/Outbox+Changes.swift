@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// What the outbox tells: its ``OutboxEvent``s, and the changes a `.live()` in front of the
 /// store hears of (published once the store's lock is released).

@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// The queued writes as reads see them (see ``PendingWrites``), cached in memory.
 extension Outbox {

@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// Reading and writing the rows of the `outbox` and `outbox_outcomes` tables.
 extension Outbox {

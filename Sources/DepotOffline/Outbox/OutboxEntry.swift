@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// One write kept in an ``Outbox``: what will be sent again, and where it stands.
 ///

@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 import Testing
 

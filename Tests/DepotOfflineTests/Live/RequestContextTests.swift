@@ -1,3 +1,4 @@
+import DepotInMemory
 /// The request's context survives an app's own middleware that resumes on another thread.
 ///
 /// What a caller wants to learn back from a request (where its answer came from, how many

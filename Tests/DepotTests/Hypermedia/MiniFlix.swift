@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// A minimal movie-rental API on ``InMemoryBackend`` routes, in the AcmeFlix grammar:

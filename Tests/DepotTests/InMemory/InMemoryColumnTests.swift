@@ -1,8 +1,9 @@
-import DepotFixtures
 import Foundation
+import JSONServerEngine
 import Testing
 
 @testable import Depot
+@testable import DepotInMemory
 
 /// The columns InMemoryBackend keeps of the fields queries read: kept in step with every
 /// write, they must answer exactly as a backend that reads the same records afresh.

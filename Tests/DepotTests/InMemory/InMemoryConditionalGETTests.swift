@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotInMemory
 
 /// json-server answers through Express, which tags every `GET` answer with a weak `ETag`
 /// and answers a matching `If-None-Match` with `304`: so does ``InMemoryBackend``.

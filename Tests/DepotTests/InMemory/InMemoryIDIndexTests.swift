@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotInMemory
 
 @Suite("InMemoryBackend id index")
 struct InMemoryIDIndexTests {

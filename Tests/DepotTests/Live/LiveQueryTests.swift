@@ -1,3 +1,4 @@
+import DepotInMemory
 /// What `LiveQuery` promises to a caller that waits: `await refresh()` returns once the
 /// refreshed answer is shown (a failed read's error included), and at once when the model or
 /// the waiting task is cancelled; `snapshot(where:)` returns the latest snapshot that passes, or

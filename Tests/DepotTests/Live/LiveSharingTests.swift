@@ -1,3 +1,4 @@
+import DepotInMemory
 /// What `LiveMiddleware` promises about shared reads, beyond "100 watches send 1 request":
 /// identical `GET`s of two accounts are never shared (and those of one account are); a `GET`
 /// with a body or a progress handler is sent on its own; when one of several callers sharing a

@@ -1,3 +1,4 @@
+import DepotInMemory
 import Foundation
 import Observation
 import Testing

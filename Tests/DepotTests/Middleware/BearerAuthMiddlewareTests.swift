@@ -1,4 +1,5 @@
 import DepotBackendConformance
+import DepotInMemory
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import Depot
 import DepotBackendConformance
+import DepotInMemory
 import Foundation
 import Testing
 

@@ -1,5 +1,5 @@
 import Depot
-import DepotFixtures
+import DepotInMemory
 import Foundation
 
 /// An entity keyed by strings, to check that ids stay one path segment.

@@ -1,5 +1,5 @@
 import Depot
-import DepotFixtures
+import DepotInMemory
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @_spi(BackendSupport) @testable import Depot
+@testable import DepotInMemory
 
 /// Transfers on ``InMemoryBackend``: uploads from files, downloads to files, progress,
 /// and the failures a download must leave no file behind for. The same rules run over

@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// 2xx response bodies through every reading path a repository has.

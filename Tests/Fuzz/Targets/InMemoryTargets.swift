@@ -1,4 +1,5 @@
 import Depot
+import DepotInMemory
 import Foundation
 
 /// Mutated db.json documents: seeding fails with a typed error or the backend answers reads.

@@ -1,5 +1,7 @@
+@_spi(BackendSupport) import Depot
 import Dispatch
 import Foundation
+import JSONServerEngine
 
 /// Transfers on ``InMemoryBackend``: a request with a ``BackendRequest/bodyFile``, a
 /// ``BackendRequest/destination`` or a ``BackendRequest/progress`` handler.

@@ -1,3 +1,6 @@
+import Depot
+import JSONServerEngine
+
 /// A route's path pattern: literal segments and `:name` parameters, such as
 /// `movies/:id/rentals`. A leading or trailing `/` is ignored.
 struct RoutePattern: Sendable {

@@ -94,16 +94,16 @@ public enum JSONPlaceholderData {
 
 /// A small, fast, seeded pseudo-random generator (SplitMix64): the same numbers for the same
 /// seed on every platform, for generated data, the fuzzer and the crash-safety test.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// A generator whose numbers follow from `seed` alone.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
     /// The next number.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -1,9 +1,11 @@
+import Depot
+
 /// Property paths in query parameters (`author.name`, `tags.0`), read as lodash's
 /// `_.get` and `_.has` read them: a member named exactly `path` first, then the
 /// dotted path through objects and array indexes.
-enum PropertyPath {
+package enum PropertyPath {
     /// The value at `path` in `members`, `nil` when there is none.
-    static func value(_ members: [String: JSONValue], _ path: String) -> JSONValue? {
+    package static func value(_ members: [String: JSONValue], _ path: String) -> JSONValue? {
         if let direct = members[path] { return direct }
         guard let dot = path.firstIndex(of: ".") else { return nil }
         return members[String(path[..<dot])].flatMap { descend($0, path[path.index(after: dot)...]) }
@@ -11,7 +13,7 @@ enum PropertyPath {
 
     /// The value at `path` in the JSON object `bytes` (a stored record), parsing only
     /// the member the path starts with.
-    static func value(in bytes: UnsafeRawBufferPointer, _ path: String) -> JSONValue? {
+    package static func value(in bytes: UnsafeRawBufferPointer, _ path: String) -> JSONValue? {
         if let direct = JSONParser.member(path, in: bytes) { return direct }
         guard let dot = path.firstIndex(of: ".") else { return nil }
         return JSONParser.member(String(path[..<dot]), in: bytes).flatMap {

@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// `_embed` and `_expand` for one request: children whose foreign key points at a
 /// record (`posts?_embed=comments` adds `comments` by `postId`), and the parent a

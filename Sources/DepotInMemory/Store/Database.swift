@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// Why the store refused an operation, as the status and message of the answer.
 struct Refusal: Error {
@@ -157,7 +159,7 @@ final class Database {
         if objects[name] != nil { throw .badRequest("\"\(name)\" is a single object, not a collection") }
         let collection = collections[name] ?? newCollection(name)
         var members = members
-        if Self.isFalsy(members["id"]) { members["id"] = collection.nextID() }
+        if JSText.isFalsy(members["id"]) { members["id"] = collection.nextID() }
         let record = StoredRecord(members: members)
         guard collection.insert(record, members: members) else {
             throw Refusal(status: 409, message: "Insert failed, duplicate id \(record.idText ?? "")")
@@ -276,18 +278,6 @@ final class Database {
         case .object(let record):
             collections[name] = nil
             objects[name] = record
-        }
-    }
-
-    /// Whether JavaScript holds `value` false (`doc.id || createId()`).
-    static func isFalsy(_ value: JSONValue?) -> Bool {
-        switch value {
-        case nil, .null?: return true
-        case .bool(let flag)?: return !flag
-        case .int(let number)?: return number == 0
-        case .double(let number)?: return number == 0 || number.isNaN
-        case .string(let text)?: return text.isEmpty
-        case .array?, .object?: return false
         }
     }
 }

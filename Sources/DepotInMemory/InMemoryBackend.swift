@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// A ``Backend`` that keeps collections in memory and answers as json-server 0.17
 /// (the server behind JSONPlaceholder) does, so a repository cannot tell it from

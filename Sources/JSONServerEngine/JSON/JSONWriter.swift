@@ -1,3 +1,4 @@
+import Depot
 import Foundation
 
 /// Writes ``JSONValue``s as compact JSON with sorted keys, the same bytes for the
@@ -5,25 +6,28 @@ import Foundation
 ///
 /// Numbers are written as JavaScript's `JSON.stringify` writes them as far as it
 /// matters: integral doubles without a fraction, non-finite ones as `null`.
-struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
+
+    /// An empty writer.
+    package init() {}
 
     /// The JSON text of `value`.
-    static func encode(_ value: JSONValue) -> Data {
+    package static func encode(_ value: JSONValue) -> Data {
         var writer = JSONWriter()
         writer.write(value)
         return Data(writer.bytes)
     }
 
     /// The JSON text of an object with `members`.
-    static func encode(object members: [String: JSONValue]) -> Data {
+    package static func encode(object members: [String: JSONValue]) -> Data {
         var writer = JSONWriter()
         writer.writeObject(members)
         return Data(writer.bytes)
     }
 
     /// Appends `value`.
-    mutating func write(_ value: JSONValue) {
+    package mutating func write(_ value: JSONValue) {
         switch value {
         case .null: append("null")
         case .bool(let flag): append(flag ? "true" : "false")
@@ -42,7 +46,7 @@ struct JSONWriter {
     }
 
     /// Appends an object with `members`, keys in ascending order.
-    mutating func writeObject(_ members: [String: JSONValue]) {
+    package mutating func writeObject(_ members: [String: JSONValue]) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
         for key in members.keys.sorted() {
@@ -57,7 +61,7 @@ struct JSONWriter {
     }
 
     /// Appends `text` as a JSON string, escaping quotes, backslashes and controls.
-    mutating func writeString(_ text: String) {
+    package mutating func writeString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -79,7 +83,7 @@ struct JSONWriter {
     }
 
     /// Appends raw, already valid JSON bytes.
-    mutating func writeRaw(_ data: Data) {
+    package mutating func writeRaw(_ data: Data) {
         bytes.append(contentsOf: data)
     }
 

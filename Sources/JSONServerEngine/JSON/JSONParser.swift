@@ -1,3 +1,4 @@
+import Depot
 import Foundation
 
 /// A strict RFC 8259 JSON parser into ``JSONValue`` that can also say where each
@@ -18,20 +19,20 @@ import Foundation
 /// becomes `0`, and a lone surrogate escape (`\ud800`) becomes U+FFFD (json-server
 /// would answer the escape again, which Foundation's decoder refuses). A record that
 /// needed repair is reported without its bytes, so it is written anew.
-struct JSONParser {
+package struct JSONParser {
     /// Why a document is not JSON, and where.
-    struct SyntaxError: Error, Sendable {
+    package struct SyntaxError: Error, Sendable {
         /// What was wrong.
-        var message: String
+        package var message: String
         /// The byte offset where the parser stopped.
-        var offset: Int
+        package var offset: Int
 
         /// `message at byte offset`.
-        var description: String { "\(message) at byte \(offset)" }
+        package var description: String { "\(message) at byte \(offset)" }
     }
 
     /// One top-level member of a db.json document.
-    enum DatabaseEntry {
+    package enum DatabaseEntry {
         /// An array: the records (their members and their bytes in the document;
         /// `nil` for a record that was repaired, whose bytes must be written anew).
         case collection([(members: [String: JSONValue], bytes: Range<Int>?)])
@@ -44,16 +45,16 @@ struct JSONParser {
     }
 
     /// The deepest nesting accepted: Foundation's limit, which every answer must keep.
-    static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// The levels an answer can put around a seeded record beyond those of the
     /// document (`_embed` nests children one level deeper than in db.json).
-    static let answerLevels = 1
+    package static let answerLevels = 1
 
     /// The levels a stored record sits under in the deepest answer: the database object,
     /// its collection, and ``answerLevels``. Pass it to ``parse(_:depth:)`` for bodies
     /// that become records.
-    static let recordDepth = 2 + answerLevels
+    package static let recordDepth = 2 + answerLevels
 
     private let bytes: UnsafeRawBufferPointer
     private var index = 0
@@ -72,7 +73,7 @@ struct JSONParser {
     /// - Parameter depth: the levels `data` will sit under in an answer:
     ///   ``recordDepth`` for a record, so that a stored record nests no deeper than a
     ///   seeded one and every answer stays within the limit.
-    static func parse(_ data: Data, depth: Int = 0) -> Result<JSONValue, SyntaxError> {
+    package static func parse(_ data: Data, depth: Int = 0) -> Result<JSONValue, SyntaxError> {
         data.withUnsafeBytes { raw in
             var parser = JSONParser(raw)
             parser.depth = depth
@@ -89,7 +90,9 @@ struct JSONParser {
 
     /// Parses a db.json document: an object whose members are arrays of records or
     /// singular objects, in document order.
-    static func parseDatabase(_ data: Data) -> Result<[(name: String, entry: DatabaseEntry)], SyntaxError> {
+    package static func parseDatabase(_ data: Data) -> Result<
+        [(name: String, entry: DatabaseEntry)], SyntaxError
+    > {
         data.withUnsafeBytes { raw in
             var parser = JSONParser(raw)
             parser.depth = answerLevels
@@ -110,7 +113,7 @@ struct JSONParser {
     ///
     /// For stored records, which are valid JSON without repeated keys (a record with a
     /// repeated key is written anew when it is seeded), so the first match is the member.
-    static func member(_ key: String, in bytes: UnsafeRawBufferPointer) -> JSONValue? {
+    package static func member(_ key: String, in bytes: UnsafeRawBufferPointer) -> JSONValue? {
         var parser = JSONParser(bytes)
         do throws(SyntaxError) {
             parser.skipWhitespace()
@@ -137,7 +140,7 @@ struct JSONParser {
     /// member `key` when it is an object that has one: one pass, nothing built, keys compared
     /// as bytes (a key written with escapes is not recognized). `nil` when `bytes` is not an
     /// array.
-    static func elements(ofArray bytes: UnsafeRawBufferPointer, member key: String) -> [(
+    package static func elements(ofArray bytes: UnsafeRawBufferPointer, member key: String) -> [(
         element: Range<Int>, member: Range<Int>?
     )]? {
         let wanted = Array(key.utf8)
@@ -258,7 +261,7 @@ struct JSONParser {
     }
 
     /// The JSON type name of `value`, for messages.
-    static func kind(of value: JSONValue) -> String {
+    package static func kind(of value: JSONValue) -> String {
         switch value {
         case .null: return "null"
         case .bool: return "boolean"

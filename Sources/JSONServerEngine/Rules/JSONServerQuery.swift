@@ -1,16 +1,17 @@
+import Depot
 import Foundation
 
 /// The query of a json-server listing, sorted into its parts: full text, slicing,
 /// paging, sorting, relations, and the field filters that remain.
-struct JSONServerQuery {
+package struct JSONServerQuery {
     /// One field filter: `userId=1&userId=2`, `views_gte=10`, `title_like=^a`.
-    struct Filter {
+    package struct Filter {
         /// How a filter compares.
-        enum Operator: CaseIterable {
+        package enum Operator: CaseIterable {
             case equal, notEqual, atLeast, atMost, like
 
             /// The suffix that selects the operator on a field name.
-            var suffix: String {
+            package var suffix: String {
                 switch self {
                 case .equal: return ""
                 case .notEqual: return "_ne"
@@ -22,34 +23,42 @@ struct JSONServerQuery {
         }
 
         /// The parameter name as sent (`views_gte`).
-        var key: String
+        package var key: String
         /// The property path the filter reads (`views`).
-        var path: String
+        package var path: String
         /// The comparison.
-        var operation: Operator
+        package var operation: Operator
         /// The values; several are an OR (an AND for `_ne`).
-        var values: [String]
+        package var values: [String]
+
+        /// A filter on `path`, sent as `key`.
+        package init(key: String, path: String, operation: Operator, values: [String]) {
+            self.key = key
+            self.path = path
+            self.operation = operation
+            self.values = values
+        }
     }
 
     /// `q`: full-text search (the first value).
-    var text: String?
+    package var text: String?
     /// `_start`, `_end`, `_page`, `_limit`, `_sort`, `_order` (first values).
-    var start, end, page, limit, sort, order: String?
+    package var start, end, page, limit, sort, order: String?
     /// `_embed` and `_expand` (every value).
-    var embed: [String] = []
-    var expand: [String] = []
+    package var embed: [String] = []
+    package var expand: [String] = []
     /// The other parameters, in order of first appearance.
-    var filters: [Filter] = []
+    package var filters: [Filter] = []
 
     /// Whether the query asks for anything beyond the whole collection in order.
-    var isEmpty: Bool {
+    package var isEmpty: Bool {
         text == nil && start == nil && end == nil && page == nil && limit == nil && sort == nil
             && embed.isEmpty && expand.isEmpty && filters.isEmpty
     }
 
     /// Sorts `items` into their parts. A name ending in `[]` or `[0]` (how jQuery and
     /// Axios send arrays) is read without it, as Express's query parser reads it.
-    init(_ items: [URLQueryItem]) {
+    package init(_ items: [URLQueryItem]) {
         var positions: [String: Int] = [:]
         for item in items {
             let value = item.value ?? ""
@@ -78,7 +87,7 @@ struct JSONServerQuery {
 
     /// Replaces every filter named as `filter` is with it, as json-server's nested
     /// route sets `req.query.userId` for `GET /users/1/posts`.
-    mutating func setFilter(_ filter: Filter) {
+    package mutating func setFilter(_ filter: Filter) {
         filters.removeAll { $0.key == filter.key }
         filters.append(filter)
     }
@@ -103,23 +112,29 @@ struct JSONServerQuery {
     }
 
     /// json-server's truthiness of a parameter: present and not empty.
-    static func isSet(_ value: String?) -> Bool {
+    package static func isSet(_ value: String?) -> Bool {
         !(value ?? "").isEmpty
     }
 }
 
+/// A `_like` pattern that is not a regular expression, and what to answer about it.
+package struct InvalidPattern: Error {
+    /// `title_like=( is not a valid regular expression`.
+    package let message: String
+}
+
 /// A ``JSONServerQuery/Filter`` ready to test records.
-struct CompiledFilter {
-    let filter: JSONServerQuery.Filter
+package struct CompiledFilter {
+    package let filter: JSONServerQuery.Filter
     private let patterns: [NSRegularExpression]
 
     /// Compiles the `_like` patterns. An empty one (`title_like=`, what a cleared
     /// search box sends) is JavaScript's `new RegExp("")`, `/(?:)/`, which matches
     /// every value, as json-server reads it (ICU refuses an empty pattern).
     ///
-    /// - Throws: 400 for a pattern that is not a regular expression (json-server
-    ///   answers 500).
-    init(_ filter: JSONServerQuery.Filter) throws(Refusal) {
+    /// - Throws: ``InvalidPattern`` for a pattern that is not a regular expression (json-server
+    ///   answers 500; InMemoryBackend answers 400).
+    package init(_ filter: JSONServerQuery.Filter) throws(InvalidPattern) {
         self.filter = filter
         guard filter.operation == .like else {
             patterns = []
@@ -132,24 +147,16 @@ struct CompiledFilter {
                     try NSRegularExpression(
                         pattern: value.isEmpty ? "(?:)" : value, options: [.caseInsensitive]))
             } catch {
-                throw .badRequest("\(filter.key)=\(value) is not a valid regular expression")
+                throw InvalidPattern(message: "\(filter.key)=\(value) is not a valid regular expression")
             }
         }
         patterns = compiled
     }
 
-    /// Whether `record` passes, by json-server 0.17's rules: a missing or `null`
-    /// field never passes; values compare with the field's text (`userId=1` matches
-    /// `1`); `_gte` / `_lte` compare as JavaScript does (numbers as numbers).
-    func matches(_ record: StoredRecord) -> Bool {
-        let value = record.bytes.withUnsafeBytes { PropertyPath.value(in: $0, filter.path) }
-        return matches(value, text: FieldColumn.text(value))
-    }
-
     /// Whether a record whose value at the filter's path is `value` passes, given
     /// `String(value)` as `text` (`nil` for a missing or `null` value): what a
     /// ``FieldColumn`` holds, so a scan reads no record.
-    func matches(_ value: JSONValue?, text: String?) -> Bool {
+    package func matches(_ value: JSONValue?, text: String?) -> Bool {
         guard let value, let text else { return false }
         switch filter.operation {
         case .equal:
@@ -172,8 +179,8 @@ struct CompiledFilter {
 
 /// json-server's full-text search (`q`): a case-insensitive substring of any value,
 /// nested objects and arrays included; `null`, `false`, `0` and `""` never match.
-enum FullText {
-    static func matches(_ members: [String: JSONValue], _ lowercasedText: String) -> Bool {
+package enum FullText {
+    package static func matches(_ members: [String: JSONValue], _ lowercasedText: String) -> Bool {
         members.values.contains { contains($0, lowercasedText) }
     }
 
@@ -182,7 +189,7 @@ enum FullText {
         case .array(let elements): return elements.contains { contains($0, text) }
         case .object(let members): return members.values.contains { contains($0, text) }
         default:
-            guard !Database.isFalsy(value) else { return false }
+            guard !JSText.isFalsy(value) else { return false }
             return JSText.string(value).lowercased().contains(text)
         }
     }

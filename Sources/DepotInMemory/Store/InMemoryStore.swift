@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// The state behind an ``InMemoryBackend``: the database, the request log, pending
 /// faults, routes and settings, all behind one recursive lock.

@@ -1,9 +1,11 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 extension BackendResponse {
     /// The `Content-Type` of JSON answers: `application/json; charset=utf-8`, as
     /// json-server sends it.
-    public static let jsonContentType = "application/json; charset=utf-8"
+    public static let jsonContentType = jsonServerContentType
 
     /// A JSON response: `value` as compact JSON (keys sorted), with
     /// `Content-Type: application/json; charset=utf-8` unless `headers` names another.
@@ -54,14 +56,4 @@ extension BackendResponse {
     {
         json(.object(["error": .string(message)]), status: status, headers: headers)
     }
-
-    /// `headers` with the JSON `Content-Type` first, unless they set their own.
-    package static func jsonHeaders(_ headers: HTTPHeaders = [:]) -> HTTPHeaders {
-        guard !headers.fields.isEmpty else { return plainJSONHeaders }
-        var result = plainJSONHeaders
-        result.merge(headers)
-        return result
-    }
-
-    private static let plainJSONHeaders: HTTPHeaders = ["Content-Type": jsonContentType]
 }

@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// One collection of the in-memory store: records in insertion order, an index from
 /// id text to slot (lookup by id is O(1)), and json-server's next-id rule.
@@ -426,58 +428,6 @@ private enum NumericMaximum {
     func matches(_ id: JSONValue?) -> Bool {
         guard let other = NumericMaximum(id) else { return false }
         return !isGreater(than: other) && !other.isGreater(than: self)
-    }
-}
-
-/// One field of every record of a collection, read once: what filters and sorts compare.
-///
-/// Aligned with the collection's slots; a hole (a deleted record) reads as a missing field.
-struct FieldColumn {
-    /// The property path read (`albumId`, `author.name`).
-    let path: String
-    /// The value at the path, `nil` when the record has none.
-    private(set) var values: [JSONValue?] = []
-    /// `String(value)` as json-server compares it, `nil` when the value is missing or `null`
-    /// (a filter never matches those).
-    private(set) var texts: [String?] = []
-    /// How many records have the path (even as `null`).
-    private(set) var presentCount = 0
-
-    init(path: String, capacity: Int) {
-        self.path = path
-        values.reserveCapacity(capacity)
-        texts.reserveCapacity(capacity)
-    }
-
-    mutating func append(_ value: JSONValue?) {
-        values.append(value)
-        texts.append(Self.text(value))
-        if value != nil { presentCount += 1 }
-    }
-
-    mutating func set(_ value: JSONValue?, at slot: Int) {
-        if values[slot] != nil { presentCount -= 1 }
-        if value != nil { presentCount += 1 }
-        values[slot] = value
-        texts[slot] = Self.text(value)
-    }
-
-    /// Drops the entries where `isHole` is true (called before the collection drops them).
-    mutating func removeHoles(_ isHole: [Bool]) {
-        var kept = 0
-        for slot in isHole.indices where !isHole[slot] {
-            values[kept] = values[slot]
-            texts[kept] = texts[slot]
-            kept += 1
-        }
-        values.removeLast(values.count - kept)
-        texts.removeLast(texts.count - kept)
-    }
-
-    /// `String(value)` as a filter compares it; `nil` for a missing or `null` value.
-    static func text(_ value: JSONValue?) -> String? {
-        guard let value, value != .null else { return nil }
-        return JSText.string(value)
     }
 }
 

@@ -1,3 +1,4 @@
+import Depot
 import Foundation
 
 /// json-server 0.17's rules for records held outside ``InMemoryBackend``, taken from the code
@@ -69,7 +70,7 @@ package enum JSONServerRules {
     /// Whether a created record keeps the `id` it was sent with: json-server gives it a new
     /// one when the id is missing or false to JavaScript (`null`, `0`, `""`, `false`).
     package static func keepsOwnID(_ members: [String: JSONValue]) -> Bool {
-        !Database.isFalsy(members["id"])
+        !JSText.isFalsy(members["id"])
     }
 
     /// An id as json-server compares ids (`id.toString()`: `1` and `"1"` are the same record);

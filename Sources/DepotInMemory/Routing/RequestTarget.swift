@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// Where a request is aimed, taken apart the way a server would: the path's decoded
 /// segments relative to the backend's base, and the query (the path's own query

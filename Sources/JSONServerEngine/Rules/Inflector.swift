@@ -1,11 +1,13 @@
+import Depot
+
 /// English singular and plural of resource names, as json-server derives foreign
 /// keys (`posts` → `postId`) and expanded collections (`post` → `posts`).
 ///
 /// Covers the regular rules (`posts`, `categories`, `boxes`, `addresses`) and a
 /// few irregular nouns; anything else is taken as it is.
-enum Inflector {
+package enum Inflector {
     /// The singular of `word`: `posts` → `post`, `categories` → `category`.
-    static func singular(_ word: String) -> String {
+    package static func singular(_ word: String) -> String {
         if let irregular = irregularSingulars[word] { return irregular }
         if let irregular = irregularPlurals[word], irregular == word { return word }
         let lower = word.lowercased()
@@ -22,7 +24,7 @@ enum Inflector {
     }
 
     /// The plural of `word`: `post` → `posts`, `category` → `categories`.
-    static func plural(_ word: String) -> String {
+    package static func plural(_ word: String) -> String {
         if let irregular = irregularPlurals[word] { return irregular }
         if irregularSingulars[word] != nil { return word }
         let lower = word.lowercased()

@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// One record as the in-memory store hands it out: its JSON bytes (answers splice them
 /// instead of encoding) and the text of its id. Its members are parsed from the bytes
@@ -43,6 +45,16 @@ struct StoredRecord {
 
     /// The record as a ``JSONValue``.
     var value: JSONValue { .object(members()) }
+}
+
+extension CompiledFilter {
+    /// Whether `record` passes, by json-server 0.17's rules: a missing or `null`
+    /// field never passes; values compare with the field's text (`userId=1` matches
+    /// `1`); `_gte` / `_lte` compare as JavaScript does (numbers as numbers).
+    func matches(_ record: StoredRecord) -> Bool {
+        let value = record.bytes.withUnsafeBytes { PropertyPath.value(in: $0, filter.path) }
+        return matches(value, text: FieldColumn.text(value))
+    }
 }
 
 /// JSON bytes assembled from pieces that are already JSON.

@@ -1,12 +1,13 @@
+import Depot
 import Foundation
 
 /// The JavaScript conversions json-server's rules rely on (`String(value)`,
 /// `Number(text)`, `parseInt`, relational `<` and `>`), so that filters, sorting and
 /// ids behave as they do behind JSONPlaceholder.
-enum JSText {
+package enum JSText {
     /// `String(value)` in JavaScript: `1`, `1.5`, `true`, the string itself, arrays
     /// joined with `,`, objects as `[object Object]`; `null` as `null`.
-    static func string(_ value: JSONValue) -> String {
+    package static func string(_ value: JSONValue) -> String {
         switch value {
         case .null: return "null"
         case .bool(let flag): return flag ? "true" : "false"
@@ -25,14 +26,14 @@ enum JSText {
 
     /// The text of an id as json-server compares ids (`id.toString()`): `nil` for a
     /// missing or `null` id.
-    static func idText(_ value: JSONValue?) -> String? {
+    package static func idText(_ value: JSONValue?) -> String? {
         guard let value else { return nil }
         if case .null = value { return nil }
         return string(value)
     }
 
     /// A number as JavaScript prints it: integral values without a fraction.
-    static func number(_ number: Double) -> String {
+    package static func number(_ number: Double) -> String {
         guard number.isFinite else { return number.isNaN ? "NaN" : (number < 0 ? "-Infinity" : "Infinity") }
         if number == number.rounded(), abs(number) < 1e21 {
             if let exact = Int(exactly: number) { return String(exact) }
@@ -54,7 +55,7 @@ enum JSText {
     }
 
     /// `Number(text)` in JavaScript: blank is 0, anything not a decimal number is NaN.
-    static func toNumber(_ text: String) -> Double {
+    package static func toNumber(_ text: String) -> Double {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.isEmpty { return 0 }
         guard trimmed.utf8.allSatisfy({ Self.isNumberByte($0) }), let value = Double(trimmed) else {
@@ -66,7 +67,7 @@ enum JSText {
 
     /// `parseInt(text, 10)` in JavaScript: leading whitespace, a sign, then as many
     /// digits as there are; `nil` (NaN) when there are none.
-    static func parseInt(_ text: String?) -> Int? {
+    package static func parseInt(_ text: String?) -> Int? {
         guard let text else { return nil }
         var scalars = Substring(text).drop { $0.isWhitespace }
         var negative = false
@@ -82,13 +83,13 @@ enum JSText {
 
     /// A value reduced to a JavaScript primitive for `<` and `>`: a number, or a
     /// string; `nil` for `null`.
-    enum Primitive {
+    package enum Primitive {
         case number(Double)
         case string(String)
     }
 
     /// The primitive JavaScript compares `value` as.
-    static func primitive(_ value: JSONValue) -> Primitive? {
+    package static func primitive(_ value: JSONValue) -> Primitive? {
         switch value {
         case .null: return nil
         case .bool(let flag): return .number(flag ? 1 : 0)
@@ -101,7 +102,7 @@ enum JSText {
 
     /// JavaScript's `lhs < rhs` for two primitives: strings compare by UTF-16 code
     /// units, anything else as numbers (NaN compares false both ways).
-    static func less(_ lhs: Primitive, _ rhs: Primitive) -> Bool {
+    package static func less(_ lhs: Primitive, _ rhs: Primitive) -> Bool {
         switch (lhs, rhs) {
         case (.string(let left), .string(let right)):
             return utf16Order(left, right) < 0
@@ -111,7 +112,7 @@ enum JSText {
     }
 
     /// JavaScript's `lhs <= rhs` for two primitives: false when either is NaN.
-    static func lessOrEqual(_ lhs: Primitive, _ rhs: Primitive) -> Bool {
+    package static func lessOrEqual(_ lhs: Primitive, _ rhs: Primitive) -> Bool {
         switch (lhs, rhs) {
         case (.string(let left), .string(let right)):
             return utf16Order(left, right) <= 0
@@ -122,7 +123,7 @@ enum JSText {
 
     /// The order of two primitives as lodash's `orderBy` sees it: negative, zero
     /// (equal, or not comparable such as NaN), or positive.
-    static func compare(_ lhs: Primitive, _ rhs: Primitive) -> Int {
+    package static func compare(_ lhs: Primitive, _ rhs: Primitive) -> Int {
         if case .string(let left) = lhs, case .string(let right) = rhs { return utf16Order(left, right) }
         if less(lhs, rhs) { return -1 }
         if less(rhs, lhs) { return 1 }
@@ -133,7 +134,7 @@ enum JSText {
     /// positive. Read from the UTF-8 bytes, whose order is the code points' order: the two
     /// differ only where the first differing scalars are one above U+FFFF and one in
     /// U+E000...U+FFFF, so those two scalars' UTF-16 units decide.
-    static func utf16Order(_ lhs: String, _ rhs: String) -> Int {
+    package static func utf16Order(_ lhs: String, _ rhs: String) -> Int {
         let order = lhs.utf8.withContiguousStorageIfAvailable { left in
             rhs.utf8.withContiguousStorageIfAvailable { right in utf16Order(left, right) }
         }
@@ -179,7 +180,7 @@ enum JSText {
 
     /// Whether `lhs` and `rhs` are the same JSON value, numbers compared by value
     /// (`1` and `1.0` are equal), as lodash's `isEqual` compares them.
-    static func equal(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
+    package static func equal(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.int(let left), .double(let right)): return Double(left) == right
         case (.double(let left), .int(let right)): return left == Double(right)
@@ -193,7 +194,7 @@ enum JSText {
     }
 
     /// A key under which values that ``equal(_:_:)`` holds equal meet, for grouping.
-    static func equalityKey(_ value: JSONValue) -> String {
+    package static func equalityKey(_ value: JSONValue) -> String {
         switch value {
         case .int, .double: return "n" + string(value)
         case .string(let text): return "s" + text
@@ -214,5 +215,17 @@ enum JSText {
         (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: ".")
             || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") || byte == UInt8(ascii: "+")
             || byte == UInt8(ascii: "-")
+    }
+
+    /// Whether JavaScript holds `value` false (`doc.id || createId()`).
+    package static func isFalsy(_ value: JSONValue?) -> Bool {
+        switch value {
+        case nil, .null?: return true
+        case .bool(let flag)?: return !flag
+        case .int(let number)?: return number == 0
+        case .double(let number)?: return number == 0 || number.isNaN
+        case .string(let text)?: return text.isEmpty
+        case .array?, .object?: return false
+        }
     }
 }

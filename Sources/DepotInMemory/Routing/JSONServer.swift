@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// The body of a request, parsed once before the store is locked, by its
 /// `Content-Type` as json-server 0.17's body parsers read it

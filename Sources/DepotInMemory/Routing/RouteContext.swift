@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// What a route handler of ``InMemoryBackend/route(_:_:handler:)`` receives: the
 /// request, its path parameters, query and JSON body, and read/write access to the

@@ -1,4 +1,6 @@
+import Depot
 import Foundation
+import JSONServerEngine
 
 /// The entity tags and `304 Not Modified` answers json-server 0.17 gets from Express:
 /// a successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
