@@ -7,7 +7,7 @@ Used by `bash scripts/snippets` (read that file for the whole story). Standard l
 
 One test target for the README and one for the DocC articles (each defines the types its
 blocks use once: the README in its Quick start, the articles in Getting Started); one
-Swift file per block; every target may use Depot and DepotOffline. Before a block, an HTML comment
+Swift file per block; every target may use Depot, DepotInMemory and DepotOffline. Before a block, an HTML comment
 says how to compile it:
 
     (no marker)                                   declarations at file scope, as written
@@ -22,7 +22,8 @@ A block's `import SwiftUI` is compiled as `#if canImport(SwiftUI) import SwiftUI
 Linux, where SwiftUI does not exist, scripts/SwiftUIStandIns.swift declares the few SwiftUI
 names the blocks use, so that their use of Depot is still checked.
 
-Every file imports Foundation and Depot (DepotOffline too in DepotOffline's articles;
+Every file imports Foundation and Depot (DepotOffline too in DepotOffline's articles,
+DepotInMemory where the block uses InMemoryBackend or RouteContext;
 Testing when the block uses `@Test` or `#expect`); a fragment's own `import` lines move to the top of its file. `#sourceLocation`
 points diagnostics at the Markdown file and line.
 """
@@ -36,10 +37,10 @@ from pathlib import Path
 def documents(repository):
     """(document, target) for each document whose blocks must compile.
 
-    The README is a target of its own; the articles of both DocC catalogs share one, in
+    The README is a target of its own; the articles of the DocC catalogs share one, in
     which the Getting Started article defines the types the others use."""
     found = [("README.md", "SnippetsREADME")]
-    for catalog in ["Depot", "DepotOffline"]:
+    for catalog in ["Depot", "DepotInMemory", "DepotOffline"]:
         for path in sorted((repository / "Sources" / catalog / f"{catalog}.docc").glob("*.md")):
             found.append((str(path.relative_to(repository)), "SnippetsArticles"))
     return found
@@ -91,6 +92,9 @@ def swift_file(document, line, kind, parameters, code, number):
     if document.startswith("Sources/DepotOffline/"):
         imports.add("import DepotOffline")
     text = "\n".join(code)
+    # A block (or the parameters it is given) that uses the in-memory backend needs its product.
+    if re.search(r"\b(InMemoryBackend|RouteContext|JSONPlaceholderData)\b", text + (parameters or "")):
+        imports.add("import DepotInMemory")
     if "@Test" in text or "#expect" in text or "#require" in text:
         imports.add("import Testing")
     body = list(code)
@@ -157,7 +161,9 @@ def main():
             (folder / f"{prefix}{number:02d}.swift").write_text(source, encoding="utf-8")
             targets[name] = targets.get(name, 0) + 1
         counts[document] = len(found)
-    products = ", ".join(f'.product(name: "{p}", package: "{identity}")' for p in ["Depot", "DepotOffline"])
+    products = ", ".join(
+        f'.product(name: "{p}", package: "{identity}")' for p in ["Depot", "DepotInMemory", "DepotOffline"]
+    )
     target_lines = [f'        .testTarget(name: "{name}", dependencies: [{products}]),' for name in targets]
     (package / "Package.swift").write_text(
         "\n".join(

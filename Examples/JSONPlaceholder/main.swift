@@ -14,7 +14,7 @@ if let flag = arguments.firstIndex(of: "--base-url"), arguments.indices.contains
     backend = URLSessionBackend(baseURL: url)
     print("Using \(url)")
 } else {
-    let seeded = try InMemoryBackend(database: JSONPlaceholderData.database())
+    let seeded = InMemoryBackend.jsonPlaceholder()
     memory = seeded
     backend = seeded
     print("Using an in-memory backend seeded with generated JSONPlaceholder data")

@@ -9,7 +9,7 @@ import Foundation
 // The server is an in-memory json-server that answers after 20 ms, as a nearby server would.
 // `.live()` first in the chain tells watches what each write touched and lets identical reads
 // in flight share one request; `.cache()` gives a watch a stored answer to show at once.
-let server = try InMemoryBackend(database: JSONPlaceholderData.database())
+let server = InMemoryBackend.jsonPlaceholder()
 server.latency = 0.02
 let live = LiveMiddleware()
 let backend = server.with(live, .cache())

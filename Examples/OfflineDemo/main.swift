@@ -18,7 +18,7 @@ if let flag = arguments.firstIndex(of: "--base-url"), arguments.indices.contains
     server = URLSessionBackend(baseURL: url, timeout: 10)
     print("Server: \(url)")
 } else {
-    server = try InMemoryBackend(database: JSONPlaceholderData.database())
+    server = InMemoryBackend.jsonPlaceholder()
     print("Server: an in-memory json-server with generated JSONPlaceholder data")
 }
 

@@ -2,7 +2,7 @@ import Depot
 import Foundation
 import JSONServerEngine
 
-/// A ``Backend`` that keeps collections in memory and answers as json-server 0.17
+/// A ``Depot/Backend`` that keeps collections in memory and answers as json-server 0.17
 /// (the server behind JSONPlaceholder) does, so a repository cannot tell it from
 /// the network: for unit tests, previews and offline demos.
 ///
@@ -37,11 +37,11 @@ import JSONServerEngine
 /// - `HEAD` answers like `GET` without a body; `OPTIONS` answers 204 with `Allow`.
 /// - A successful `GET` carries a weak `ETag` computed from its body, and a `GET` whose
 ///   `If-None-Match` matches it is answered `304` without a body, as Express does for
-///   json-server (so ``CacheMiddleware`` works in process too).
+///   json-server (so ``Depot/CacheMiddleware`` works in process too).
 /// - Bodies are read by `Content-Type`, as json-server's body parsers read them:
 ///   `application/json` (also a body without `Content-Type`, which
-///   ``URLSessionBackend`` sends as JSON), and `application/x-www-form-urlencoded`
-///   (``RequestBody/form(_:)``), whose values are stored as strings
+///   ``Depot/URLSessionBackend`` sends as JSON), and `application/x-www-form-urlencoded`
+///   (``Depot/RequestBody/form(_:)``), whose values are stored as strings
 ///   (`title=Hi&userId=3` stores `"userId": "3"`; a repeated name is an array). A
 ///   body of any other type is not read at all: json-server sees `{}`, so a `POST`
 ///   stores only an id and a `PATCH` changes nothing.
@@ -49,17 +49,17 @@ import JSONServerEngine
 ///   its db.json: any request for an unknown name is 404, `POST` included (seed a
 ///   collection, even an empty one, to create records in it).
 ///
-/// A request that ``BackendRequest/validate()`` refuses (a header with CR, LF or NUL,
-/// a `GET` with a body) fails with ``ServiceError/invalidRequest(_:)`` before anything
-/// is answered, exactly as ``URLSessionBackend`` refuses to send it.
+/// A request that ``Depot/BackendRequest/validate()`` refuses (a header with CR, LF or NUL,
+/// a `GET` with a body) fails with ``Depot/ServiceError/invalidRequest(_:)`` before anything
+/// is answered, exactly as ``Depot/URLSessionBackend`` refuses to send it.
 ///
 /// Errors are answered as the network would answer them and classified by
-/// ``ServiceError/init(response:for:)``. As json-server, every 404 (an unknown name,
+/// ``Depot/ServiceError/init(response:for:)``. As json-server, every 404 (an unknown name,
 /// id or path, or a method the resource does not serve, such as `PUT /posts`) has the
-/// body `{}`, so ``ServiceError/message`` is `nil` as it is in production. Where Depot
+/// body `{}`, so ``Depot/ServiceError/message`` is `nil` as it is in production. Where Depot
 /// answers better than json-server's 500, a body that is not JSON (or not an object)
 /// is 400 and a taken id is 409, with `{"error": "…"}`, which
-/// ``ServiceError/message`` reads.
+/// ``Depot/ServiceError/message`` reads.
 ///
 /// Paths are relative to ``baseURL`` (`"posts"`, `"/posts"`, `"posts/1?_embed=comments"`),
 /// or absolute URLs of its origin such as a `Link` header gives. Each segment is
@@ -114,7 +114,7 @@ public final class InMemoryBackend: Backend, Sendable {
     /// escape such as `\ud800` U+FFFD (json-server would send it back, and Foundation's
     /// decoder refuses it). So every answer is JSON that `JSONDecoder` reads.
     ///
-    /// - Throws: ``ServiceError/decoding(_:)`` when `database` is not JSON (the
+    /// - Throws: ``Depot/ServiceError/decoding(_:)`` when `database` is not JSON (the
     ///   description names the byte offset), nests deeper than 512 arrays or objects
     ///   (counted from the document's root: no client could decode it), or a member is
     ///   neither an array of objects nor an object (the coding path names it).
@@ -126,8 +126,8 @@ public final class InMemoryBackend: Backend, Sendable {
     /// `struct Seed: Encodable { var users: [User]; var posts: [Post] }`, or a
     /// dictionary such as `["posts": posts]`.
     ///
-    /// - Throws: ``ServiceError/invalidRequest(_:)`` when `seed` cannot be encoded;
-    ///   ``ServiceError/decoding(_:)`` when it does not encode to a db.json shape.
+    /// - Throws: ``Depot/ServiceError/invalidRequest(_:)`` when `seed` cannot be encoded;
+    ///   ``Depot/ServiceError/decoding(_:)`` when it does not encode to a db.json shape.
     public convenience init<Seed: Encodable>(seed: Seed, encoder: JSONEncoder = JSONEncoder())
         throws(ServiceError)
     {
@@ -154,7 +154,7 @@ public final class InMemoryBackend: Backend, Sendable {
 
     /// How long each answer takes. `0` (the default) answers synchronously on the
     /// caller's thread; more answers after that delay on a background queue, and
-    /// cancelling meanwhile completes at once with ``ServiceError/cancelled`` and
+    /// cancelling meanwhile completes at once with ``Depot/ServiceError/cancelled`` and
     /// leaves the store untouched.
     public var latency: TimeInterval {
         get { store.latency }
@@ -168,10 +168,10 @@ public final class InMemoryBackend: Backend, Sendable {
     /// Requests are recorded relative to the backend, as the app addresses it. One whose
     /// path is an absolute URL under ``baseURL`` (a page followed through the `Link` header,
     /// `http://localhost/posts?_page=2&_limit=10`) is recorded with its path relative to the
-    /// base (`posts`) and the URL's query items first in ``BackendRequest/query``, as a
+    /// base (`posts`) and the URL's query items first in ``Depot/BackendRequest/query``, as a
     /// relative request has them: after three pages, `requests.map(\.path)` is
     /// `["posts", "posts", "posts"]`, and each page's request has page 1's shape. Its method,
-    /// headers, body, ``BackendRequest/resource`` and ``BackendRequest/context`` are kept. A
+    /// headers, body, ``Depot/BackendRequest/resource`` and ``Depot/BackendRequest/context`` are kept. A
     /// request for another origin, or outside the base, is recorded as it was sent, and so
     /// is any path the app wrote itself (`posts?_page=2`, `/posts`).
     public var requests: [BackendRequest] {
@@ -186,7 +186,7 @@ public final class InMemoryBackend: Backend, Sendable {
     /// Answers the next `count` requests with `status`, `headers` and `body` instead
     /// of serving them (they change nothing); then normal service resumes. The
     /// response is classified as usual, so `failNext(1, status: 503, headers:
-    /// ["Retry-After": "2"])` is a ``ServiceError/serviceUnavailable(_:retryAfter:)``.
+    /// ["Retry-After": "2"])` is a ``Depot/ServiceError/serviceUnavailable(_:retryAfter:)``.
     /// Calling again queues more faults after those pending.
     public func failNext(_ count: Int, status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
         store.failNext(count, .response(BackendResponse(status: status, headers: headers, body: body)))
@@ -194,8 +194,8 @@ public final class InMemoryBackend: Backend, Sendable {
 
     /// Fails the next `count` requests with `error` and no response, as a network that is
     /// down does (they change nothing); then normal service resumes. Meant for transport
-    /// errors: ``ServiceError/noConnection``, ``ServiceError/cannotConnect``,
-    /// ``ServiceError/timedOut`` (which `DepotOffline` treats as offline, unlike any status).
+    /// errors: ``Depot/ServiceError/noConnection``, ``Depot/ServiceError/cannotConnect``,
+    /// ``Depot/ServiceError/timedOut`` (which `DepotOffline` treats as offline, unlike any status).
     /// Like ``failNext(_:status:headers:body:)``, the requests are logged in ``requests``
     /// (they left the app; the network lost them), and calling again queues more faults
     /// after those pending.
@@ -246,17 +246,17 @@ public final class InMemoryBackend: Backend, Sendable {
     /// order they were added, before the json-server behaviour; a `GET` route also
     /// answers `HEAD`. The handler runs under the backend's lock with a
     /// ``RouteContext`` that reads and writes the store atomically; what it returns is
-    /// classified like any response (a 404 becomes ``ServiceError/notFound(_:)``).
+    /// classified like any response (a 404 becomes ``Depot/ServiceError/notFound(_:)``).
     /// Since the lock is held, a handler must not wait for other threads that use this
     /// backend.
     ///
-    /// The handler may `try` anything. A ``ServiceError`` it throws reaches the caller
-    /// as is (so ``BackendResponse/json(encoding:status:headers:encoder:)`` failing to
-    /// encode is ``ServiceError/invalidRequest(_:)``, and a store operation's
+    /// The handler may `try` anything. A ``Depot/ServiceError`` it throws reaches the caller
+    /// as is (so ``Depot/BackendResponse/json(encoding:status:headers:encoder:)`` failing to
+    /// encode is ``Depot/ServiceError/invalidRequest(_:)``, and a store operation's
     /// `.notFound` stays `.notFound`); any other error is answered as a server answers
     /// a handler that throws: a `500` whose body `{"error": "…"}` names the route and
-    /// the error, which reaches the caller as ``ServiceError/serverError(_:)`` with
-    /// that ``ServiceError/message``. A closure written `{ _ throws(ServiceError) in … }`
+    /// the error, which reaches the caller as ``Depot/ServiceError/serverError(_:)`` with
+    /// that ``Depot/ServiceError/message``. A closure written `{ _ throws(ServiceError) in … }`
     /// is accepted too.
     ///
     /// ```swift

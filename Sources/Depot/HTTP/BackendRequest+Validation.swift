@@ -11,7 +11,7 @@ extension BackendRequest {
     /// carry a body and has no ``body`` besides; a ``destination`` must be a `file:` URL
     /// that is not a folder, and not on a `HEAD`.
     ///
-    /// ``URLSessionBackend`` and ``InMemoryBackend`` call it before anything else; a
+    /// ``URLSessionBackend`` and `InMemoryBackend` call it before anything else; a
     /// backend of your own should too.
     ///
     /// - Throws: ``ServiceError/invalidRequest(_:)`` saying what is wrong.

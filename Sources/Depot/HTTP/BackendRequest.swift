@@ -185,7 +185,7 @@ public struct BackendRequest: Sendable, Hashable {
 
 extension BackendRequest {
     /// The `Content-Type` of a body whose request names none: JSON. ``URLSessionBackend``
-    /// sends it so, and ``InMemoryBackend`` reads such a body so.
+    /// sends it so, and `InMemoryBackend` reads such a body so.
     static let defaultBodyContentType = "application/json"
     /// The `Content-Type` of a ``bodyFile`` whose request names none: opaque bytes.
     static let defaultFileContentType = "application/octet-stream"

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Any JSON value, for bodies whose shape is not a Swift type: link parameters,
-/// records in ``InMemoryBackend``, ad-hoc patches.
+/// records in `InMemoryBackend`, ad-hoc patches.
 public enum JSONValue: Sendable, Hashable, Codable {
     /// `null`.
     case null

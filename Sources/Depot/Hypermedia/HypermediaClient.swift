@@ -46,7 +46,7 @@ public struct HypermediaClient: Sendable {
     /// Creates a client for the API whose entry point is `root`, reached through `backend`.
     ///
     /// - Parameters:
-    ///   - backend: a backend whose base URL is `root` (or an ``InMemoryBackend`` that
+    ///   - backend: a backend whose base URL is `root` (or an `InMemoryBackend` that
     ///     serves the API's routes).
     ///   - root: the API's root URL.
     ///   - coding: the JSON coding for resources; ``JSONCoding/default`` unless given.

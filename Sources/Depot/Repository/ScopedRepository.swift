@@ -30,7 +30,7 @@
 /// base does (`/posts/5`), because json-server 0.17 routes only `GET` and `POST` on
 /// `/users/1/posts` and answers 404 to `/users/1/posts/5`. They do not check that the
 /// entity belongs to the parent. Pass `shallow: false` for servers that route entities
-/// only under their parent (`/users/1/posts/5`; ``InMemoryBackend`` answers both, the
+/// only under their parent (`/users/1/posts/5`; `InMemoryBackend` answers both, the
 /// nested path only for an entity of that parent, as such servers do).
 ///
 /// ## With json-server
@@ -38,7 +38,7 @@
 /// `GET /users/1/posts?…` is `GET /posts?userId=1&…`: filters, sorting, full text,
 /// slicing, `_embed` and `_expand` all apply, and `userId=1` replaces any `userId` the
 /// query has. `POST /users/1/posts` sets `userId` in the stored entity, whatever the
-/// body said (json-server 0.17 stores it as the text `"1"`; ``InMemoryBackend`` stores
+/// body said (json-server 0.17 stores it as the text `"1"`; `InMemoryBackend` stores
 /// the parent's id as the parent has it, `1`).
 public struct ScopedRepository<Base: Repository>: Repository {
     /// The base repository's entity.

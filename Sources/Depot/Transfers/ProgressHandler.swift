@@ -10,8 +10,8 @@
 /// ```
 ///
 /// Every backend reports the same way: ``URLSessionBackend`` as the bytes cross the
-/// network, ``InMemoryBackend`` in slices of the body (spread over its
-/// ``InMemoryBackend/latency``), so a UI test sees a bar move. Within one attempt the
+/// network, `InMemoryBackend` in slices of the body (spread over its
+/// `InMemoryBackend.latency`), so a UI test sees a bar move. Within one attempt the
 /// values only grow, and the last one of a complete transfer has
 /// ``TransferProgress/completedBytes`` equal to ``TransferProgress/totalBytes`` when
 /// the total is known. A retry starts a new attempt, which reports from its own start

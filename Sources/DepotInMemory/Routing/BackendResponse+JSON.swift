@@ -10,7 +10,7 @@ extension BackendResponse {
     /// A JSON response: `value` as compact JSON (keys sorted), with
     /// `Content-Type: application/json; charset=utf-8` unless `headers` names another.
     ///
-    /// For ``InMemoryBackend/route(_:_:handler:)`` handlers and test stubs:
+    /// For ``DepotInMemory/InMemoryBackend/route(_:_:handler:)`` handlers and test stubs:
     ///
     /// ```swift
     /// backend.route(.get, "health") { _ in .json(["status": "ok"]) }
@@ -29,7 +29,7 @@ extension BackendResponse {
     /// backend.route(.get, "me") { _ in try .json(encoding: User(id: 1, name: "Ada")) }
     /// ```
     ///
-    /// - Throws: ``ServiceError/invalidRequest(_:)`` when `value` cannot be encoded.
+    /// - Throws: ``Depot/ServiceError/invalidRequest(_:)`` when `value` cannot be encoded.
     public static func json<Value: Encodable>(
         encoding value: Value,
         status: Int = 200,
@@ -46,7 +46,7 @@ extension BackendResponse {
     }
 
     /// An error response with the JSON body `{"error": message}`, which
-    /// ``ServiceError/message`` reads back; ``InMemoryBackend`` answers its own 400s
+    /// ``Depot/ServiceError/message`` reads back; ``DepotInMemory/InMemoryBackend`` answers its own 400s
     /// and 409s this way (its 404s are `{}`, as json-server's).
     ///
     /// ```swift

@@ -9,7 +9,7 @@ enum ParsedBody: Sendable {
     /// No body, or an empty one.
     case none
     /// An `application/json` body (also a body without `Content-Type`, which
-    /// ``URLSessionBackend`` sends as `application/json`).
+    /// ``Depot/URLSessionBackend`` sends as `application/json`).
     case json(JSONValue)
     /// An `application/x-www-form-urlencoded` body: every value a string, a repeated
     /// name an array of strings, as Node's `querystring` reads it.

@@ -4,7 +4,7 @@ import JSONServerEngine
 
 /// Where a request is aimed, taken apart the way a server would: the path's decoded
 /// segments relative to the backend's base, and the query (the path's own query
-/// string first, then the request's items, as ``URLSessionBackend`` sends them).
+/// string first, then the request's items, as ``Depot/URLSessionBackend`` sends them).
 struct RequestTarget {
     /// The decoded segments: `["users", "1", "posts"]`. Each was percent-decoded
     /// after splitting on `/`, so an id `a/b?c` sent as `a%2Fb%3Fc` is one segment.
@@ -19,7 +19,7 @@ struct RequestTarget {
     ///
     /// - Returns: `nil` segments (in a `.success`) when the path is on the base's
     ///   origin but outside its base path: that is a 404.
-    /// - Throws: ``ServiceError/invalidRequest(_:)`` for an absolute URL of another
+    /// - Throws: ``Depot/ServiceError/invalidRequest(_:)`` for an absolute URL of another
     ///   origin, or one that does not parse.
     static func parse(_ request: BackendRequest, base: BaseLocation) throws(ServiceError) -> RequestTarget? {
         if let segments = request.segments {
@@ -47,7 +47,7 @@ struct RequestTarget {
     /// `request` as the request log keeps it: relative to the backend, as the app addresses it.
     /// A path that is an absolute URL under `base` (a `Link` header's next page,
     /// `http://localhost/posts?_page=2`) becomes its path relative to the base (`posts`), and
-    /// the query it carried goes before the request's own items in ``BackendRequest/query``,
+    /// the query it carried goes before the request's own items in ``Depot/BackendRequest/query``,
     /// as a relative request has them; the rest of the request (method, headers, body, the
     /// resource its maker wrote, its context) is kept. Any other request is kept as it was
     /// sent: a relative or absolute path, or a URL of another origin or outside the base.
@@ -137,7 +137,7 @@ final class BaseLocation: Sendable {
     /// `posts` for `http://localhost/posts?_page=2`; `nil` when it is on the base's origin
     /// but outside the base path.
     ///
-    /// - Throws: ``ServiceError/invalidRequest(_:)`` for a URL of another origin, or one
+    /// - Throws: ``Depot/ServiceError/invalidRequest(_:)`` for a URL of another origin, or one
     ///   that does not parse.
     func relativePath(ofURL absolute: String) throws(ServiceError) -> Substring? {
         guard let components = URLComponents(string: absolute) else {

@@ -10,7 +10,7 @@ import JSONServerEngine
 /// the context is one atomic step with respect to other requests: read a record,
 /// decide, write, answer. The store operations take the same (recursive) lock, so
 /// they never deadlock, and they stay safe even if a context escapes its handler.
-/// Store errors are thrown as the ``ServiceError`` the network would give for the
+/// Store errors are thrown as the ``Depot/ServiceError`` the network would give for the
 /// same HTTP failure (`.notFound`, `.conflict`, `.clientError` for a 400), so a
 /// handler can simply `try` and let them reach the caller.
 ///
@@ -97,7 +97,7 @@ public struct RouteContext: Sendable {
     /// A URL-encoded form decodes as the object ``body`` gives (every value a
     /// string); any other body as JSON, whatever its `Content-Type`.
     ///
-    /// - Throws: ``ServiceError/clientError(_:)`` with status 400, as a server would
+    /// - Throws: ``Depot/ServiceError/clientError(_:)`` with status 400, as a server would
     ///   answer, when the body is missing, not JSON, or not a `T`.
     public func decodeBody<T: Decodable>(as type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder())
         throws(ServiceError) -> T
@@ -151,8 +151,8 @@ public struct RouteContext: Sendable {
     /// one (`POST /nothing` over HTTP is 404, as json-server answers).
     ///
     /// - Returns: the stored record, id included.
-    /// - Throws: ``ServiceError/conflict(_:)`` for an id that is taken,
-    ///   ``ServiceError/clientError(_:)`` (400) when `record` is not an object.
+    /// - Throws: ``Depot/ServiceError/conflict(_:)`` for an id that is taken,
+    ///   ``Depot/ServiceError/clientError(_:)`` (400) when `record` is not an object.
     @discardableResult
     public func insert(_ record: JSONValue, into collection: String) throws(ServiceError) -> JSONValue {
         let members = try object(record)
@@ -161,8 +161,8 @@ public struct RouteContext: Sendable {
 
     /// Replaces the record with id `id` by `record` (its id is kept), as `PUT` does.
     ///
-    /// - Throws: ``ServiceError/notFound(_:)`` when there is no such record,
-    ///   ``ServiceError/clientError(_:)`` (400) when `record` is not an object.
+    /// - Throws: ``Depot/ServiceError/notFound(_:)`` when there is no such record,
+    ///   ``Depot/ServiceError/clientError(_:)`` (400) when `record` is not an object.
     @discardableResult
     public func replace(in collection: String, id: some CustomStringConvertible, with record: JSONValue)
         throws(ServiceError) -> JSONValue
@@ -176,8 +176,8 @@ public struct RouteContext: Sendable {
 
     /// Merges `changes` (a JSON object) into the record with id `id`, as `PATCH` does.
     ///
-    /// - Throws: ``ServiceError/notFound(_:)`` when there is no such record,
-    ///   ``ServiceError/clientError(_:)`` (400) when `changes` is not an object.
+    /// - Throws: ``Depot/ServiceError/notFound(_:)`` when there is no such record,
+    ///   ``Depot/ServiceError/clientError(_:)`` (400) when `changes` is not an object.
     @discardableResult
     public func patch(in collection: String, id: some CustomStringConvertible, with changes: JSONValue)
         throws(ServiceError) -> JSONValue
@@ -195,7 +195,7 @@ public struct RouteContext: Sendable {
     /// no such record).
     ///
     /// - Returns: the deleted record.
-    /// - Throws: ``ServiceError/notFound(_:)`` when there is no such record.
+    /// - Throws: ``Depot/ServiceError/notFound(_:)`` when there is no such record.
     @discardableResult
     public func delete(from collection: String, id: some CustomStringConvertible) throws(ServiceError)
         -> JSONValue
@@ -213,7 +213,7 @@ public struct RouteContext: Sendable {
 
     /// Sets the singular object `name` to `value` (a JSON object), creating it if needed.
     ///
-    /// - Throws: ``ServiceError/clientError(_:)`` (400) when `value` is not an object
+    /// - Throws: ``Depot/ServiceError/clientError(_:)`` (400) when `value` is not an object
     ///   or `name` is a collection.
     @discardableResult
     public func setObject(_ value: JSONValue, for name: String) throws(ServiceError) -> JSONValue {
@@ -236,9 +236,9 @@ public struct RouteContext: Sendable {
         store.jsonServerResponse(request)
     }
 
-    /// `value` as a ``JSONValue``, for storing typed values.
+    /// `value` as a ``Depot/JSONValue``, for storing typed values.
     ///
-    /// - Throws: ``ServiceError/invalidRequest(_:)`` when it cannot be encoded.
+    /// - Throws: ``Depot/ServiceError/invalidRequest(_:)`` when it cannot be encoded.
     public func encode(_ value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws(ServiceError)
         -> JSONValue
     {
@@ -255,9 +255,9 @@ public struct RouteContext: Sendable {
         }
     }
 
-    /// A stored ``JSONValue`` decoded as `T`, for reading typed values.
+    /// A stored ``Depot/JSONValue`` decoded as `T`, for reading typed values.
     ///
-    /// - Throws: ``ServiceError/decoding(_:)`` when it is not a `T`.
+    /// - Throws: ``Depot/ServiceError/decoding(_:)`` when it is not a `T`.
     public func decode<T: Decodable>(
         _ value: JSONValue, as type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()
     )

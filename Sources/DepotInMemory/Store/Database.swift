@@ -68,7 +68,7 @@ final class Database {
 
     /// A database seeded from a db.json document.
     ///
-    /// - Throws: ``ServiceError/decoding(_:)`` when `data` is not JSON, or not an
+    /// - Throws: ``Depot/ServiceError/decoding(_:)`` when `data` is not JSON, or not an
     ///   object whose members are arrays of objects or objects.
     init(json data: Data) throws(ServiceError) {
         let entries: [(name: String, entry: JSONParser.DatabaseEntry)]

@@ -118,7 +118,7 @@ final class InMemoryStore: @unchecked Sendable {
 
     /// The outcome of `request`: ``failAll(with:)``'s error, else a pending fault, else the first matching route,
     /// else json-server's behaviour, with json-server's `ETag` or `304` (``ConditionalGET``);
-    /// classified by ``ServiceError/init(response:for:)``.
+    /// classified by ``Depot/ServiceError/init(response:for:)``.
     func answer(_ request: BackendRequest, body: ParsedBody) -> Result<BackendResponse, ServiceError> {
         locked { answerHoldingLock(request, body: body) }
     }

@@ -43,7 +43,7 @@ struct StoredRecord {
         bytes.withUnsafeBytes { JSONParser.member(key, in: $0) }
     }
 
-    /// The record as a ``JSONValue``.
+    /// The record as a ``Depot/JSONValue``.
     var value: JSONValue { .object(members()) }
 }
 

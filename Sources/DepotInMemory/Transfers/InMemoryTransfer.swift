@@ -3,17 +3,17 @@ import Dispatch
 import Foundation
 import JSONServerEngine
 
-/// Transfers on ``InMemoryBackend``: a request with a ``BackendRequest/bodyFile``, a
-/// ``BackendRequest/destination`` or a ``BackendRequest/progress`` handler.
+/// Transfers on ``InMemoryBackend``: a request with a ``Depot/BackendRequest/bodyFile``, a
+/// ``Depot/BackendRequest/destination`` or a ``Depot/BackendRequest/progress`` handler.
 ///
 /// The request is answered as any other (the body file read into the body it stands
 /// for, and logged so), with the progress a network would show: the body's bytes go out
 /// in slices, then the answer's come in, in slices written to the destination through the
-/// same ``DownloadFile`` as ``URLSessionBackend``'s, so the partial file, the move into
+/// same ``DownloadFile`` as ``Depot/URLSessionBackend``'s, so the partial file, the move into
 /// place and an error leaving no file behave alike. With a ``InMemoryBackend/latency``,
 /// the answer's slices are spread over a further `latency` after it arrives, so a bar
 /// visibly moves; cancelling meanwhile ends the request at once with
-/// ``ServiceError/cancelled`` and removes the partial file.
+/// ``Depot/ServiceError/cancelled`` and removes the partial file.
 struct InMemoryTransfer: Sendable {
     /// The most slices one body is reported in.
     static let maximumSlices = 64

@@ -9,7 +9,7 @@ import Testing
 /// `load:` line).
 @Suite struct InMemoryLoadTests {
     @Test func tenThousandFindByIDThroughOneInMemoryBackend() async throws {
-        let backend = try InMemoryBackend(database: JSONPlaceholderData.database())
+        let backend = InMemoryBackend.jsonPlaceholder()
         let posts = PostRepository(backend: backend)
         let count = 10_000
         let tasks = 16

@@ -100,7 +100,7 @@ struct InMemorySeedingTests {
 
     @Test("records keep the bytes they were seeded with: a listing is the seed's array, byte for byte")
     func bytesPreserved() async throws {
-        let backend = try InMemoryBackend(database: JSONPlaceholderData.database())
+        let backend = InMemoryBackend.jsonPlaceholder()
         let photos = try #require(await memorySend(backend, .get, "photos").memoryResponse)
         #expect(photos.body == JSONPlaceholderData.collection("photos"))
         #expect(photos.headers["Content-Type"] == "application/json; charset=utf-8")

@@ -34,7 +34,7 @@ struct BrokenDraft: Encodable, Sendable {
 enum Seed {
     /// A backend with the generated JSONPlaceholder data set (10 users, 100 posts, …).
     static func placeholder() throws -> InMemoryBackend {
-        try InMemoryBackend(database: JSONPlaceholderData.database())
+        InMemoryBackend.jsonPlaceholder()
     }
 
     /// The JSON object a request carried.
