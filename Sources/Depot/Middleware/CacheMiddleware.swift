@@ -16,48 +16,10 @@ import Foundation
 /// let again = try await posts.findByID(1).value  // 304: decoded from the stored bytes
 /// ```
 ///
-/// - **What is stored**: `200` answers to `GET` that carry an `ETag` or a
-///   `Last-Modified`, unless the request or the response says `Cache-Control: no-store`
-///   or the response says `Vary: *`, without the fields that set or carry credentials
-///   (`Set-Cookie`, ...: ``StoredResponse``). Entries are kept per full target (path and
-///   query items, in order) and per user: other fields the response names in `Vary` must
-///   match too. The storage is bounded by `maxEntries` and by `maxBytes` (bodies plus
-///   header fields), evicting the least recently used.
-/// - **Whose answer**: the cache ``init(maxEntries:maxBytes:conditionalWrites:)`` makes
-///   keeps its entries in memory, per `Authorization` value, so an answer fetched with
-///   one credential never answers a request with another; put it *after* the auth
-///   middleware so that it sees the `Authorization` field. A cache on a
-///   ``ResponseStorage`` of your own (``init(storage:account:conditionalWrites:)``) keeps
-///   them per `account`, an identifier the app chooses, never a credential: a storage on
-///   disk writes its keys to the file, and a token changes before the validators do.
-/// - **Surviving a restart**: give it DepotOffline's `OfflineResponseStorage` and its
-///   validators are kept in the same SQLite file as `.offline(store)`'s answers, so the
-///   first `GET` after a restart is already a revalidation. With the same `account` as
-///   the offline policy, the two share each answer: stored once, revalidated by the
-///   cache, served by `.offline` when the network is down.
-/// - **Revalidation**: a `GET` with a stored entry is sent with `If-None-Match` (the
-///   `ETag`) and `If-Modified-Since` (the `Last-Modified`). A `304` is answered with the
-///   stored status and body, and the stored header fields updated from the `304`'s
-///   (RFC 9111 §4.3.4). A request that carries its own `If-None-Match` or
-///   `If-Modified-Since` is sent as is and gets the `304` itself. A `404` or `410`
-///   drops the entry.
-/// - **Writes**: after a successful `POST`, `PUT`, `PATCH` or `DELETE`, the entries of
-///   its path and of the collection above it (every query, every account) are
-///   dropped: ``ResponseStorage/removeResponses(forResource:)``. With `conditionalWrites`, a `PUT`, `PATCH` or `DELETE` of a path whose
-///   `GET` is stored is sent with `If-Match` (a strong `ETag`) or `If-Unmodified-Since`
-///   (the `Last-Modified`), so the server refuses it with a `412` if the resource
-///   changed since it was read: ``ServiceError/isPreconditionFailed``.
-/// - `HEAD` and other methods pass through untouched.
-///
-/// Keep one instance per backend (and per user: call ``removeAll()`` when signing out
-/// of an API that authenticates with cookies, which the cache cannot see). It is
-/// thread-safe; concurrent requests for the same target each revalidate, and a late
-/// `304` never overwrites a newer answer the cache stored meanwhile (behind
-/// `.offline(store)` on the same storage, `.offline` keeps the last answer to arrive, and the
-/// next revalidation corrects it). The answer of a request in flight when ``removeAll()``
-/// is called is not stored. A storage that fails (a disk
-/// error) costs the cache its entry, never the caller its answer: the request is sent
-/// without validators.
+/// What it stores (per target and per user), how it revalidates, what a write drops, and
+/// where to put it in the chain: the article *Conditional Requests and Caching*. Keep one
+/// instance per backend; it is thread-safe, and a storage that fails costs the cache its
+/// entry, never the caller its answer.
 public final class CacheMiddleware: Middleware {
     /// Where the responses and their validators are kept.
     public let storage: any ResponseStorage
