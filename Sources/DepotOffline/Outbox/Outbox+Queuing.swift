@@ -1,5 +1,6 @@
 import Depot
 import Foundation
+import JSONServerEngine
 
 /// Queuing a write: whether it must wait behind entries, and committing it durably.
 extension Outbox {
