@@ -53,7 +53,8 @@ public struct RouteContext: Sendable {
     /// The path's segments relative to the backend's base, percent-decoded.
     public let segments: [String]
     /// The query items: those of a query string inside the path first, then the
-    /// request's own.
+    /// request's own. `query["weight"]` is the first value of `weight` (`""` for a bare
+    /// `?weight`), `query.values(for: "tag")` every value of `tag`, in order.
     public let query: [URLQueryItem]
     /// The body as json-server's body parsers read it, by `Content-Type`: JSON (also
     /// a body without `Content-Type`, sent as JSON), or a URL-encoded form as an
@@ -82,12 +83,14 @@ public struct RouteContext: Sendable {
 
     // MARK: - The request
 
-    /// The first value of query parameter `name` (`""` for a bare `?name`).
+    /// The former spelling of `query[name]`.
+    @available(*, deprecated, message: "Use query[name]")
     public func queryValue(_ name: String) -> String? {
         query[name]
     }
 
-    /// Every value of query parameter `name`, in order (`id=1&id=2`).
+    /// The former spelling of `query.values(for: name)`.
+    @available(*, deprecated, message: "Use query.values(for:)")
     public func queryValues(_ name: String) -> [String] {
         query.values(for: name)
     }

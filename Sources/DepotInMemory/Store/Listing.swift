@@ -22,7 +22,7 @@ enum Listing {
 
         /// The filter the scope adds.
         var filter: JSONServerQuery.Filter {
-            JSONServerQuery.Filter(key: key, path: key, operation: .equal, values: [value])
+            JSONServerQuery.Filter(key: key, path: key, comparison: nil, values: [value])
         }
 
         /// Whether the scope's listing holds `record` of `collection`: its foreign key
@@ -63,29 +63,17 @@ enum Listing {
         let selection = try select(collection, query: query)
         let total = selection?.count ?? collection.count
 
-        let paging = JSONServerQuery.isSet(query.page)
-        if paging || JSONServerQuery.isSet(query.end) || JSONServerQuery.isSet(query.limit) {
+        let window = ListingWindow(query)
+        if window != .all {
+            let paging = if case .page = window { true } else { false }
             headers["X-Total-Count"] = String(total)
             headers["Access-Control-Expose-Headers"] = paging ? "X-Total-Count, Link" : "X-Total-Count"
         }
-        var range: Range<Int>?
-        if paging {
-            let page = PageWindow(query: query, total: total)
-            range = page.range
-            let links = page.linkHeader(query: location.query) { location.base.url(location.path, query: $0) }
-            if let links { headers["Link"] = links }
-        } else if JSONServerQuery.isSet(query.end) {
-            range = PageWindow.slice(
-                total, start: JSText.parseInt(query.start) ?? 0, end: JSText.parseInt(query.end) ?? 0)
-        } else if JSONServerQuery.isSet(query.limit) {
-            let start = JSText.parseInt(query.start) ?? 0
-            let end =
-                JSText.parseInt(query.limit).map { limit in
-                    let (sum, overflow) = start.addingReportingOverflow(limit)
-                    return overflow ? (limit > 0 ? Int.max : Int.min) : sum
-                } ?? 0
-            range = PageWindow.slice(total, start: start, end: end)
+        let range = window.range(total: total)
+        let links = window.linkHeader(total: total, query: location.query) {
+            location.base.url(location.path, query: $0)
         }
+        if let links { headers["Link"] = links }
 
         let relations = Relations(
             collection: name, embed: query.embed, expand: query.expand, database: database)
@@ -119,7 +107,7 @@ enum Listing {
         var filters: [CompiledFilter] = []
         for filter in query.filters {
             // json-server drops a plain filter on a field no record has.
-            if filter.operation == .equal && !collection.someRecordHas(path: filter.path) { continue }
+            if filter.comparison == nil && !collection.someRecordHas(path: filter.path) { continue }
             do {
                 filters.append(try CompiledFilter(filter))
             } catch {

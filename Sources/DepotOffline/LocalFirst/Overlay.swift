@@ -212,18 +212,15 @@ enum Overlay {
         guard !created.isEmpty else { return originals }
         if !rule.isSorted {
             // Last in the listing: on this page when the page reaches its end.
-            switch rule.window {
-            case .all: return originals + created
-            case .unknown: return originals
-            case .range(let start, let size):
-                let listed = (total ?? (start + pageCount + created.count)) - created.count
-                var page = originals
-                for (offset, item) in created.enumerated() {
-                    let position = listed + offset
-                    if position >= start && position < start + size && page.count < size { page.append(item) }
-                }
-                return page
+            if rule.window == .all { return originals + created }
+            guard let (start, size) = rule.window.knownRange else { return originals }
+            let listed = (total ?? (start + pageCount + created.count)) - created.count
+            var page = originals
+            for (offset, item) in created.enumerated() {
+                let position = listed + offset
+                if position >= start && position < start + size && page.count < size { page.append(item) }
             }
+            return page
         }
         let paths = rule.sortPaths
         func values(_ item: Item) -> [JSONValue?] {
@@ -235,10 +232,10 @@ enum Overlay {
         var keys = originals.map(values)
         let firstPage: Bool
         var size = Int.max
-        switch rule.window {
-        case .all: firstPage = true
-        case .unknown: return originals
-        case .range(let start, let pageSize):
+        if rule.window == .all {
+            firstPage = true
+        } else {
+            guard let (start, pageSize) = rule.window.knownRange else { return originals }
             firstPage = start == 0
             size = pageSize
         }

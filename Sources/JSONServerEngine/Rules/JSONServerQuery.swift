@@ -6,36 +6,21 @@ import Foundation
 package struct JSONServerQuery {
     /// One field filter: `userId=1&userId=2`, `views_gte=10`, `title_like=^a`.
     package struct Filter {
-        /// How a filter compares.
-        package enum Operator: CaseIterable {
-            case equal, notEqual, atLeast, atMost, like
-
-            /// The suffix that selects the operator on a field name.
-            package var suffix: String {
-                switch self {
-                case .equal: return ""
-                case .notEqual: return "_ne"
-                case .atLeast: return "_gte"
-                case .atMost: return "_lte"
-                case .like: return "_like"
-                }
-            }
-        }
-
         /// The parameter name as sent (`views_gte`).
         package var key: String
         /// The property path the filter reads (`views`).
         package var path: String
-        /// The comparison.
-        package var operation: Operator
+        /// The comparison its name's suffix selects (the one `Query` sends); `nil` for none:
+        /// equal to one of the values.
+        package var comparison: Query.Comparison?
         /// The values; several are an OR (an AND for `_ne`).
         package var values: [String]
 
         /// A filter on `path`, sent as `key`.
-        package init(key: String, path: String, operation: Operator, values: [String]) {
+        package init(key: String, path: String, comparison: Query.Comparison?, values: [String]) {
             self.key = key
             self.path = path
-            self.operation = operation
+            self.comparison = comparison
             self.values = values
         }
     }
@@ -102,13 +87,12 @@ package struct JSONServerQuery {
     }
 
     private static func filter(_ key: String, _ value: String) -> Filter {
-        for operation in Filter.Operator.allCases where operation != .equal && key.hasSuffix(operation.suffix)
-        {
+        for comparison in Query.Comparison.allCases where key.hasSuffix(comparison.rawValue) {
             return Filter(
-                key: key, path: String(key.dropLast(operation.suffix.count)), operation: operation,
+                key: key, path: String(key.dropLast(comparison.rawValue.count)), comparison: comparison,
                 values: [value])
         }
-        return Filter(key: key, path: key, operation: .equal, values: [value])
+        return Filter(key: key, path: key, comparison: nil, values: [value])
     }
 
     /// json-server's truthiness of a parameter: present and not empty.
@@ -136,7 +120,7 @@ package struct CompiledFilter {
     ///   answers 500; InMemoryBackend answers 400).
     package init(_ filter: JSONServerQuery.Filter) throws(InvalidPattern) {
         self.filter = filter
-        guard filter.operation == .like else {
+        guard filter.comparison == .like else {
             patterns = []
             return
         }
@@ -158,19 +142,19 @@ package struct CompiledFilter {
     /// ``FieldColumn`` holds, so a scan reads no record.
     package func matches(_ value: JSONValue?, text: String?) -> Bool {
         guard let value, let text else { return false }
-        switch filter.operation {
-        case .equal:
+        switch filter.comparison {
+        case nil:
             return filter.values.contains(text)
-        case .notEqual:
+        case .notEqual?:
             return filter.values.allSatisfy { $0 != text }
-        case .atLeast, .atMost:
+        case .atLeast?, .atMost?:
             guard let element = JSText.primitive(value) else { return false }
             return filter.values.contains { text in
                 let query = JSText.Primitive.string(text)
-                return filter.operation == .atLeast
+                return filter.comparison == .atLeast
                     ? JSText.lessOrEqual(query, element) : JSText.lessOrEqual(element, query)
             }
-        case .like:
+        case .like?:
             let range = NSRange(text.startIndex..<text.endIndex, in: text)
             return patterns.contains { $0.firstMatch(in: text, options: [], range: range) != nil }
         }

@@ -85,16 +85,6 @@ package enum JSONServerRules {
 /// `_sort` and `_order` put them in, and which part of the listing its paging shows. The same
 /// filters, search and sort keys InMemoryBackend runs over a collection.
 package struct ListingRule {
-    /// The part of the whole listing an answer shows.
-    package enum Window: Equatable {
-        /// The whole listing (no paging or slicing).
-        case all
-        /// The records from position `start` (from 0), at most `size` of them.
-        case range(start: Int, size: Int)
-        /// A slice counted from the end, or otherwise unknown without the whole listing.
-        case unknown
-    }
-
     private let filters: [CompiledFilter]
     /// A `_like` pattern that is not a regular expression: the server refuses the query, and
     /// nothing is admitted.
@@ -102,7 +92,7 @@ package struct ListingRule {
     private let text: String?
     private let sortKeys: [SortKey]
     /// Which part of the listing the query shows.
-    package let window: Window
+    package let window: ListingWindow
 
     /// The rule of a listing asked with `items`.
     package init(query items: [URLQueryItem]) {
@@ -120,7 +110,7 @@ package struct ListingRule {
         self.refused = refused
         text = (query.text ?? "").isEmpty ? nil : query.text?.lowercased()
         sortKeys = SortKey.parse(sort: query.sort, order: query.order)
-        window = Self.window(of: query)
+        window = ListingWindow(query)
     }
 
     /// Whether the query sorts (`_sort`): without it a listing keeps the collection's order,
@@ -134,7 +124,7 @@ package struct ListingRule {
         if refused { return false }
         for rule in filters {
             let value = PropertyPath.value(record, rule.filter.path)
-            if rule.filter.operation == .equal && value == nil && !isKnown(rule.filter.path) { continue }
+            if rule.filter.comparison == nil && value == nil && !isKnown(rule.filter.path) { continue }
             if !rule.matches(value, text: FieldColumn.text(value)) { return false }
         }
         if let text, !FullText.matches(record, text) { return false }
@@ -154,26 +144,5 @@ package struct ListingRule {
             if comparison != 0 { return comparison }
         }
         return 0
-    }
-
-    /// `_page` and `_limit` (as json-server's `getPage` reads them), `_start` and `_end`, or
-    /// `_start` and `_limit`.
-    private static func window(of query: JSONServerQuery) -> Window {
-        if JSONServerQuery.isSet(query.page) {
-            let (number, size) = PageWindow.numberAndSize(query)
-            let (start, overflow) = (number - 1).multipliedReportingOverflow(by: size)
-            return size > 0 && !overflow ? .range(start: start, size: size) : .unknown
-        }
-        let start = JSText.parseInt(query.start) ?? 0
-        if JSONServerQuery.isSet(query.end) {
-            let end = JSText.parseInt(query.end) ?? 0
-            return start >= 0 && end >= start ? .range(start: start, size: end - start) : .unknown
-        }
-        if JSONServerQuery.isSet(query.limit) {
-            let limit = JSText.parseInt(query.limit) ?? 0
-            return start >= 0 && limit >= 0 ? .range(start: start, size: limit) : .unknown
-        }
-        // `_start` alone slices nothing.
-        return .all
     }
 }

@@ -1,10 +1,10 @@
 import Depot
 import Foundation
 
-/// One `_sort` key and its `_order`.
+/// One `_sort` key and its `_order` (the `Query.Order` a `Query` sends).
 package struct SortKey {
     package var path: String
-    package var descending: Bool
+    package var order: Query.Order
 
     /// `_sort=a,b&_order=asc,desc`: an order is `desc` (any case, nothing around it)
     /// or ascending; a key without an order is ascending.
@@ -15,7 +15,8 @@ package struct SortKey {
         }
         return sort.split(separator: ",", omittingEmptySubsequences: false).enumerated().map { offset, path in
             SortKey(
-                path: String(path), descending: orders.indices.contains(offset) && orders[offset] == "desc")
+                path: String(path),
+                order: orders.indices.contains(offset) && orders[offset] == "desc" ? .descending : .ascending)
         }
     }
 
@@ -23,7 +24,7 @@ package struct SortKey {
     /// this key's order, zero when the key does not tell them apart.
     package func compare(_ lhs: JSONValue?, _ rhs: JSONValue?) -> Int {
         let comparison = Value.compare(Value(lhs), Value(rhs))
-        return descending ? -comparison : comparison
+        return order == .descending ? -comparison : comparison
     }
 
     /// A sort key's value in one record, as lodash's `compareAscending` ranks it:
@@ -62,7 +63,9 @@ package struct SortKey {
     package static func sort(_ positions: [Int], by keys: [(key: SortKey, column: FieldColumn)]) -> [Int] {
         let values = keys.map { key in positions.map { Value(key.column.values[$0]) } }
         let order: [Int]
-        if keys.count == 1, let only = values.first, let descending = keys.first?.key.descending {
+        if keys.count == 1, let only = values.first,
+            let descending = keys.first.map({ $0.key.order == .descending })
+        {
             // One key, the usual case: compared in place, no per-comparison array access.
             order = only.withUnsafeBufferPointer { only in
                 positions.indices.sorted { lhs, rhs in
@@ -75,7 +78,9 @@ package struct SortKey {
             order = positions.indices.sorted { lhs, rhs in
                 for (index, key) in keys.enumerated() {
                     let comparison = Value.compare(values[index][lhs], values[index][rhs])
-                    if comparison != 0 { return key.key.descending ? comparison > 0 : comparison < 0 }
+                    if comparison != 0 {
+                        return key.key.order == .descending ? comparison > 0 : comparison < 0
+                    }
                 }
                 return lhs < rhs
             }

@@ -13,8 +13,8 @@ struct InMemoryRouteTests {
                 [
                     "id": .string(context.parameters["id"] ?? ""),
                     "kind": .string(context.parameters["kind"] ?? ""),
-                    "weight": .string(context.queryValue("weight") ?? ""),
-                    "tags": .array(context.queryValues("tag").map { .string($0) }),
+                    "weight": .string(context.query["weight"] ?? ""),
+                    "tags": .array(context.query.values(for: "tag").map { .string($0) }),
                     "body": context.body ?? .null, "segments": .array(context.segments.map { .string($0) }),
                 ], status: 201)
         }

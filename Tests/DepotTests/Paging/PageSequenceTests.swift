@@ -52,8 +52,8 @@ struct PageSequenceTests {
     func followsBareCursor() async throws {
         let backend = try Seed.placeholder()
         backend.route(.get, "posts") { context in
-            let after = Int(context.queryValue("after") ?? "") ?? 0
-            let size = Int(context.queryValue("limit") ?? "") ?? 10
+            let after = Int(context.query["after"] ?? "") ?? 0
+            let size = Int(context.query["limit"] ?? "") ?? 10
             let rest = PagingServer.filtered(context).filter { ($0["id"]?.intValue ?? 0) > after }
             let items = Array(rest.prefix(size))
             let next: JSONValue = rest.count > size ? .string("\(items.last?["id"]?.intValue ?? 0)") : ""
@@ -107,7 +107,7 @@ struct PageSequenceTests {
     func emptyPageEnds() async throws {
         let backend = InMemoryBackend()
         backend.route(.get, "posts") { context in
-            let page = Int(context.queryValue("page") ?? "") ?? 1
+            let page = Int(context.query["page"] ?? "") ?? 1
             let items: [JSONValue] = page == 1 ? [["id": 1, "userId": 1, "title": "t", "body": "b"]] : []
             return .json([
                 "count": 5,

@@ -78,7 +78,7 @@ struct PageWalkSafetyTests {
 
         // Page 1 names page Int.max as the next; that page is full and says nothing more.
         backend.route(.get, "posts") { context in
-            let headers: HTTPHeaders = context.queryValue("page") == "1" ? ["X-Next-Page": "\(Int.max)"] : [:]
+            let headers: HTTPHeaders = context.query["page"] == "1" ? ["X-Next-Page": "\(Int.max)"] : [:]
             return .json(.array(Array(PagingServer.filtered(context).prefix(5))), headers: headers)
         }
         let first = try await posts.findPage(1, size: 5).value
@@ -120,7 +120,7 @@ struct PageWalkSafetyTests {
     func relativeLinkHeaderWalk() async throws {
         let backend = try Seed.placeholder()
         backend.route(.get, "users/:id/posts") { context in
-            let page = Int(context.queryValue("page") ?? "") ?? 1
+            let page = Int(context.query["page"] ?? "") ?? 1
             let mine = PagingServer.filtered(context).filter { $0["userId"]?.intValue == 1 }
             let items = PagingServer.chunk(mine, page, 4)
             let next = page * 4 < mine.count ? "<?page=\(page + 1)&per_page=4>; rel=\"next\"" : ""

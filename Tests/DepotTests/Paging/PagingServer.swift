@@ -80,9 +80,9 @@ enum PagingServer {
     /// Django REST framework's `CursorPagination`: `page_size`, then the `next` URL whose
     /// `cursor` is the last id seen, base64-encoded.
     static func cursorPage(_ context: RouteContext) -> BackendResponse {
-        let size = Int(context.queryValue("page_size") ?? "") ?? 10
+        let size = Int(context.query["page_size"] ?? "") ?? 10
         var after = 0
-        if let cursor = context.queryValue("cursor") {
+        if let cursor = context.query["cursor"] {
             guard let data = Data(base64Encoded: cursor), let id = Int(String(decoding: data, as: UTF8.self))
             else { return .error(404, "Invalid cursor") }
             after = id
@@ -109,7 +109,7 @@ enum PagingServer {
 
     /// The posts matching the request's `userId` filters, in id order.
     static func filtered(_ context: RouteContext) -> [JSONValue] {
-        let users = Set(context.queryValues("userId").compactMap { Int($0) })
+        let users = Set(context.query.values(for: "userId").compactMap { Int($0) })
         return context.records(in: "posts").filter {
             users.isEmpty || users.contains($0["userId"]?.intValue ?? 0)
         }
@@ -117,8 +117,8 @@ enum PagingServer {
 
     /// The page number, the size and the filtered posts.
     static func slice(_ context: RouteContext, page: String, size: String) -> (Int, Int, [JSONValue]) {
-        let number = max(1, Int(context.queryValue(page) ?? "") ?? 1)
-        let count = max(1, Int(context.queryValue(size) ?? "") ?? 10)
+        let number = max(1, Int(context.query[page] ?? "") ?? 1)
+        let count = max(1, Int(context.query[size] ?? "") ?? 10)
         return (number, count, filtered(context))
     }
 
