@@ -40,10 +40,11 @@ struct RequestValidationTests {
         ("a HEAD with a destination", transfer(.head, destination: Self.readableFile)),
     ]
 
-    /// A small file every test run can read, written once.
+    /// A small file every test run can read, written once, atomically: two runs at once (in two
+    /// checkouts) never see it half written.
     static let readableFile: URL = {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("depot-validation-body.json")
-        try? Data("{}".utf8).write(to: file)
+        try? Data("{}".utf8).write(to: file, options: .atomic)
         return file
     }()
 
