@@ -1,5 +1,5 @@
-/// A step between a repository and a backend that can change the request, send it
-/// again, or change the outcome: authentication, retry, logging, caching.
+/// A step between a repository and a backend that can change the request, send it again, or
+/// change the outcome: auth, retry, logging, caching (the article *Using Middleware*).
 ///
 /// ```swift
 /// struct APIVersion: Middleware {
@@ -12,8 +12,6 @@
 ///         return next(request)
 ///     }
 /// }
-///
-/// let backend = URLSessionBackend(baseURL: url).with(APIVersion(), RetryMiddleware())
 /// ```
 public protocol Middleware: Sendable {
     /// Handles `request`, usually by calling `next` (the rest of the chain) once or

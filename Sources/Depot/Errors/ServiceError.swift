@@ -1,10 +1,7 @@
 import Foundation
 
-/// Every way a Depot call can fail, as one typed error.
-///
-/// Both backends produce the same case for the same situation: a 404 from the
-/// network and a missing id in `InMemoryBackend` are both ``notFound(_:)``, so
-/// code and tests written against one hold for the other.
+/// Every way a Depot call can fail, as one typed error, the same case for the same situation
+/// on every backend: the article *Handling Errors*.
 ///
 /// ```swift
 /// do throws(ServiceError) {

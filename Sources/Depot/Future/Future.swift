@@ -1,27 +1,15 @@
 import Foundation
 
-/// A cold, cancellable unit of asynchronous work that ends in a value or a failure.
-///
-/// Every repository and backend call in Depot returns a `Future`. It is *cold*:
-/// creating one does nothing; the work runs when you call ``start(_:)`` or await
-/// ``value`` / ``result``, and **each start runs the work again**. That is what lets
-/// a retry middleware replay a request, and what lets you keep a future in a
-/// property and start it on every pull-to-refresh.
+/// A cold, cancellable unit of asynchronous work that ends in a value or a failure: every
+/// repository and backend call returns one. Nothing runs until you await ``value`` (or
+/// ``result``) or call ``start(_:)``, and each start runs the work again.
 ///
 /// ```swift
-/// posts.findByID(1).start { result in
-///     switch result {
-///     case .success(let post): print(post.title)
-///     case .failure(let error): print(error)
-///     }
-/// }
-///
-/// let post = try await posts.findByID(1).value   // or with async/await
+/// let post = try await posts.findByID(1).value
+/// posts.findByID(1).receive(on: .main).start { result in print(result) }
 /// ```
 ///
-/// The completion runs exactly once per start, on whichever thread finished the
-/// work; hop with ``receive(on:)`` when it must run on a given queue.
-/// `Future` is `Sendable` and can be started from any thread.
+/// Chaining, running several at once, threads and cancelling: the article *Combining Futures*.
 public struct Future<Value: Sendable, Failure: Error>: Sendable {
     /// The closure ``start(_:)`` reports a run's outcome to, once.
     public typealias Completion = @Sendable (Result<Value, Failure>) -> Void

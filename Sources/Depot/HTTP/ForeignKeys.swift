@@ -1,21 +1,12 @@
 /// The members of a collection's records that hold another record's id (`postId` in a
-/// comment): what DepotOffline rewrites when the record they name was created offline and
-/// the server has since given it its own id.
-///
-/// A repository states them (``Repository/foreignKeys``); every request it makes carries
-/// them on its ``RequestResource``. The default is json-server's convention: every member
-/// whose name ends in `Id`. Name them where your API differs:
+/// comment), which DepotOffline rewrites when the record they name was created offline.
+/// By default, every member whose name ends in `Id`; a repository names its own:
 ///
 /// ```swift
-/// struct CommentRepository: CRUDRepository {
-///     typealias Entity = Comment
-///     let backend: any Backend
-///     let name = "comments"
-///     let foreignKeys: ForeignKeys = ["author", "post"]   // not `externalId`
-/// }
+/// let foreignKeys: ForeignKeys = ["author", "post"]   // in a CRUDRepository
 /// ```
 ///
-/// A record's own `id` member is its id, never a foreign key, and is always read as one.
+/// See the article *Defining repositories*.
 public struct ForeignKeys: Sendable, Hashable, ExpressibleByArrayLiteral {
     private enum Rule: Sendable, Hashable {
         case endingInID

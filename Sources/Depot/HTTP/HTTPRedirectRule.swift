@@ -1,13 +1,8 @@
 import Foundation
 
 /// How Depot follows HTTP redirects, for a backend whose client does not follow them
-/// itself (or follows them with other rules): which answers are followed, where to, with
-/// which method, body and headers, and when to give up.
-///
-/// ``URLSessionBackend`` lets `URLSession` follow redirects and applies the same
-/// credential rule in its task delegate; a backend on another client (such as
-/// `AsyncHTTPClientBackend`) turns the client's own redirect following off and asks this
-/// rule after each answer:
+/// itself (or follows them with other rules): ask it after each answer for the request to
+/// send next.
 ///
 /// ```swift
 /// var redirects = HTTPRedirectRule(first: prepared)
@@ -20,21 +15,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// - **Followed:** `301`, `302`, `303`, `307` and `308` with a `Location` that resolves
-///   (against the current URL) to an `http` or `https` URL. Any other answer, or a
-///   redirect without a usable `Location`, is the outcome.
-/// - **Method and body:** `303` becomes a `GET` (a `HEAD` stays a `HEAD`), and so does a
-///   `POST` answered with `301` or `302`, as browsers and `URLSession` do; the body and
-///   its `Content-Type` and `Content-Length` are dropped then. `307` and `308` resend the
-///   same method and body.
-/// - **Credentials:** from the first hop to another origin (scheme, host, port) on,
-///   ``credentialHeaders`` are removed, for that hop and every later one, even one that
-///   comes back: a token meant for the API never reaches a host that merely redirected
-///   there.
-/// - **Limits:** at most ``maximumRedirects`` hops, and never the same URL twice with the
-///   same method; either fails as ``ServiceError/transport(code:description:)`` with
-///   ``tooManyRedirectsCode`` (`URLError.Code.httpTooManyRedirects`, -1007), as
-///   `URLSession` reports a redirect loop.
+/// What it follows, how, and when it gives up: the article *Writing a Backend*.
 @_spi(BackendSupport)
 public struct HTTPRedirectRule: Sendable {
     /// The header fields that carry credentials and stay with their origin:

@@ -1,34 +1,16 @@
 import Foundation
 
 /// What every HTTP backend sends for a ``BackendRequest``, worked out once for one base
-/// URL and its default headers: the absolute URL, the method, the header fields with
-/// their defaults, and the body. ``URLSessionBackend`` builds its `URLRequest` from it;
-/// a backend on another HTTP client (such as `AsyncHTTPClientBackend` of the
-/// `DepotAsyncHTTPClient` package) should too, so that the same request goes out the
-/// same way, and fails the same way before it goes out, whichever client sends it.
+/// URL and its default headers: the absolute URL, the method, the header fields and the
+/// body. ``URLSessionBackend`` builds its `URLRequest` from it, and so should a backend on
+/// another HTTP client, so that a request goes out (or is refused) the same way on both.
 ///
 /// ```swift
 /// let preparation = HTTPRequestPreparation(baseURL: api, headers: ["X-Client": "1"])
 /// let prepared = try preparation.prepare(BackendRequest(path: "posts/1"))
-/// // prepared.url == https://api.example.com/v1/posts/1, prepared.method == .get,
-/// // prepared.headers: Accept: application/json, X-Client: 1
 /// ```
 ///
-/// **URL.** A request's path is resolved against ``baseURL`` like a relative
-/// reference: `posts/1` on `https://host/api/v1` (with or without the trailing slash) is
-/// `https://host/api/v1/posts/1`; a path that starts with `/` is taken from the origin's
-/// root; an absolute URL is accepted only on the base URL's origin (scheme, host, port).
-/// Query items are percent-encoded per RFC 3986.
-///
-/// **Headers.** `Accept: application/json` (`*/*` for a download), then ``headers``,
-/// then the request's own fields, which win. A request with a body and no
-/// `Content-Type` gets `application/json` (`application/octet-stream` for a
-/// ``BackendRequest/bodyFile``).
-///
-/// **Refusals.** What ``BackendRequest/validate()`` refuses, an unsafe default header, a
-/// base URL that is not `http` or `https` with a host, a path on another origin and a URL
-/// that does not parse all throw ``ServiceError/invalidRequest(_:)`` before anything is
-/// sent.
+/// How it resolves paths, fills in fields, and what it refuses: the article *Writing a Backend*.
 @_spi(BackendSupport)
 public struct HTTPRequestPreparation: Sendable {
     /// The URL relative paths are resolved against.

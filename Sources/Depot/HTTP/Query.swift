@@ -1,39 +1,14 @@
 import Foundation
 
-/// Query parameters for listing calls, in json-server's dialect by default.
-///
-/// Write it as a dictionary literal for plain filters, or build it:
+/// Query parameters for listing calls, in json-server's dialect by default: a dictionary
+/// literal for plain filters, or built up.
 ///
 /// ```swift
 /// posts.findAll(query: ["userId": 1])
-/// posts.findAll(query: Query()
-///     .filter("userId", 1, 2)              // userId=1&userId=2 (OR)
-///     .filter("views", .atLeast, 100)      // views_gte=100
-///     .filter("author.name", .like, "^a")  // author.name_like=^a (nested field)
-///     .sorted(by: "title")                 // _sort=title&_order=asc
-///     .search("lorem")                     // q=lorem
-///     .embed("comments"))                  // _embed=comments
+/// posts.findAll(query: Query().filter("views", .atLeast, 100).sorted(by: "title").embed("comments"))
 /// ```
 ///
-/// | builder | sends | json-server 0.17 keeps items whose… |
-/// |---|---|---|
-/// | `filter("userId", 1, 2)` | `userId=1&userId=2` | `userId` reads `1` or `2` |
-/// | `filter("views", .atLeast, 10)` | `views_gte=10` | `views >= 10` (numbers as numbers) |
-/// | `filter("views", .atMost, 10)` | `views_lte=10` | `views <= 10` |
-/// | `filter("id", .notEqual, 1)` | `id_ne=1` | `id` is not `1` (repeat: none of them) |
-/// | `filter("title", .like, "^a")` | `title_like=^a` | `title` matches the case-insensitive regex |
-/// | `search("lorem")` | `q=lorem` | some value, at any depth, contains `lorem` (any case) |
-/// | `sorted(by: "a").sorted(by: "b", .descending)` | `_sort=a,b&_order=asc,desc` | (all, in that order) |
-/// | `range(10..<20)` | `_start=10&_end=20` | (the 11th to the 20th) |
-/// | `limit(5)` | `_limit=5` | (the first 5) |
-/// | `embed("comments")` | `_embed=comments` | (each with its `comments` by `postId`) |
-/// | `expand("user")` | `_expand=user` | (each with its `user` by `userId`) |
-///
-/// A field may be a dotted path into nested objects (`address.city`). Names may
-/// repeat and order is kept. Values are any `CustomStringConvertible`, written as a
-/// server reads them: a whole `Double` as `4` (not `4.0`), and a collection (an
-/// array, a set) as one item per element, so `filter("id", ids)` asks for any of
-/// `ids`.
+/// What each builder sends, and how json-server answers: the article *Defining repositories*.
 public struct Query: Sendable, Hashable, ExpressibleByDictionaryLiteral {
     /// The direction of a sort key.
     public enum Order: String, Sendable, Hashable {

@@ -1,19 +1,12 @@
 import Foundation
 
 /// The header fields and query items that carry secrets: what ``LoggingMiddleware`` masks and
-/// what DepotOffline never writes to disk.
-///
-/// One list serves both, so a secret named once is kept out of logs and files alike:
+/// what DepotOffline never writes to disk. Names compare without regard to case; add your API's
+/// own to ``default`` and give the one list to both (the article *Using Middleware*):
 ///
 /// ```swift
 /// let redaction = Redaction.default.adding(headers: ["X-Tenant-Key"], queryItems: ["sig"])
-/// let backend = URLSessionBackend(baseURL: api).with(
-///     .offline(store, policy: OfflinePolicy(redaction: redaction)),
-///     .logging(redacting: redaction) { print($0) })
 /// ```
-///
-/// Names compare without regard to case. ``default`` covers the usual credentials; add the
-/// names your API uses for its own.
 public struct Redaction: Sendable, Hashable {
     /// The header field names that carry secrets, lowercased.
     public private(set) var headers: Set<String>

@@ -3,22 +3,7 @@ import Foundation
 /// What the caller of a request wants to learn back, carried down the chain on the request
 /// itself (``BackendRequest/context``): the ``AnswerReceipt`` where its answer's source and
 /// pending writes are noted, and, for a watched read, whether only stored answers may answer.
-///
-/// A middleware passes it on by passing the request (`var request = request` keeps it), on
-/// any thread and after any delay: nothing rides in task-local values. A request takes the
-/// context of the call it is made in (inside ``AnswerReceipt/collect(_:)``, or a watch's
-/// read) once, when it is made; a middleware that answers from storage reads it from the
-/// request:
-///
-/// ```swift
-/// func intercept(_ request: BackendRequest, next: ...) -> Future<BackendResponse, ServiceError> {
-///     if let stored = myStore[request.path] {
-///         request.context.receipt?.record(.stored(savedAt: stored.date))
-///         return .success(stored.response)
-///     }
-///     return next(request)
-/// }
-/// ```
+/// A middleware passes it on with the request it was given: the article *Using Middleware*.
 public struct RequestContext: Sendable {
     /// Where the caller collects where its answers came from, if it does.
     public var receipt: AnswerReceipt?

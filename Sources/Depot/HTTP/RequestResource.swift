@@ -1,15 +1,10 @@
 import Foundation
 
 /// What a request addresses, as the layer that made it knows it: a collection (nested under a
-/// parent record or not), one record of it, a singular resource (`/profile`), and what a
-/// custom endpoint names past them (an action: `posts/7/publish`).
-///
-/// A repository writes it on each request it makes (``BackendRequest/resource``), so the
-/// layers below read what the request means instead of guessing it from the path: the live
-/// change rules, and InMemoryBackend's router (its segments, without parsing the path again;
-/// it routes them as json-server does). A request made from a bare path (a hypermedia link,
-/// `BackendRequest(path:)`) is read into one in one place, ``init(path:)``, by json-server's
-/// convention; so, for now, is a write DepotOffline queued, from its stored path.
+/// parent record or not), one record of it, a singular resource (`/profile`), and what a custom
+/// endpoint names past them (an action: `posts/7/publish`). Repositories write it on each
+/// request (``BackendRequest/resource``), so the layers below never guess it from the path:
+/// the article *Defining repositories*.
 ///
 /// ```swift
 /// RequestResource.record("7", in: ["posts"])                     // posts/7

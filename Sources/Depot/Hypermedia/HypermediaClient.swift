@@ -1,38 +1,15 @@
 import Foundation
 
-/// Drives a hypermedia API from its root URL alone: fetch the root, then follow the
-/// links the server offers.
+/// Drives a hypermedia API from its root URL alone: fetch the root, then follow the links
+/// the server offers, through the same ``Backend`` (and middleware) as everything else.
 ///
 /// ```swift
-/// let root = URL(string: "https://acmeflix.example/api/")!
 /// let api = HypermediaClient(backend: URLSessionBackend(baseURL: root), root: root)
-///
 /// let home = try await api.fetchRoot().value
 /// let library = try await api.follow("library", from: home, as: Library.self).value
-/// for movie in try library.embedded("movies", as: Movie.self) {
-///     print(movie.title, movie.relations)    // "Alien", ["self", "poster"]
-/// }
 /// ```
 ///
-/// Following a link sends the request the link describes, through the same
-/// ``Backend`` (and middleware) as everything else, and fails with the same
-/// ``ServiceError``s:
-/// - the link's `method` (`GET` unless it says otherwise);
-/// - its `href`, expanded as an RFC 6570 ``URITemplate`` with the caller's values when
-///   it holds `{…}`, and placed relative to ``root`` (see below);
-/// - its `parameters` as the JSON body, with templates such as `"{rating}"` filled from
-///   the same values (for `GET` and `HEAD`, as the query instead); a `body` given by
-///   the caller replaces them;
-/// - `Accept` set to the link's `type` when it names one.
-///
-/// **Where hrefs lead.** ``root`` is the API's base URL: the backend's base URL must be
-/// the same, and `GET` on it answers the root document. A relative href (`movies/1`)
-/// is a path relative to that base; an absolute-path href (`/api/movies/1`) or an
-/// absolute URL of the root's origin is made relative to the root when it lies under
-/// it, and sent as an absolute URL of that origin otherwise. Links to any other origin
-/// are refused with ``ServiceError/invalidRequest(_:)``, before anything is sent, unless
-/// ``allowsForeignOrigins`` is set: an API cannot make its client carry credentials to
-/// another host.
+/// What following a link sends, and where hrefs lead: the article *Following Hypermedia Links*.
 public struct HypermediaClient: Sendable {
     /// Where requests go; its base URL must be ``root``.
     public let backend: any Backend

@@ -1,34 +1,15 @@
 import Foundation
 
-/// An entity together with the links a hypermedia API sent with it: what the client
-/// may do next.
-///
-/// A `Resource` decodes any JSON object that carries `_links` (and `_embedded`):
-/// the entity from the object's own members, the links in either form found in the
-/// wild: HAL's object keyed by relation, where a relation holds one link or an array,
-///
-/// ```json
-/// {"id": 1, "title": "Alien", "_links": {"self": {"href": "/movies/1"},
-///                                        "rent": {"href": "/cart/items", "method": "POST"}}}
-/// ```
-///
-/// or an array of links that name their relation:
-///
-/// ```json
-/// {"id": 1, "title": "Alien", "_links": [{"rel": "self", "href": "/movies/1"},
-///                                        {"rel": "rent", "href": "/cart/items", "method": "POST"}]}
-/// ```
-///
-/// Read the entity's properties through the resource (`movie.title`) or
-/// ``entity``, ask what it offers with ``has(_:)`` and ``link(_:)``, and follow a
-/// link with a ``HypermediaClient``:
+/// An entity together with the links a hypermedia API sent with it: what the client may
+/// do next. It decodes any JSON object that carries `_links` (HAL's, or an array of links)
+/// and `_embedded`; read the entity's members through it (`movie.title`) or ``entity``.
 ///
 /// ```swift
 /// let movie = try await api.follow(movieLink, as: Movie.self).value
-/// if let rent = movie.link("rent") {
-///     try await api.follow(rent, as: Cart.self).value
-/// }
+/// if let rent = movie.link("rent") { try await api.follow(rent, as: Cart.self).value }
 /// ```
+///
+/// The forms of `_links` it reads: the article *Following Hypermedia Links*.
 @dynamicMemberLookup
 public struct Resource<Entity: Sendable>: Sendable {
     /// The entity: the document's members other than `_links` and `_embedded`.

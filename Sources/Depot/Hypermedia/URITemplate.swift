@@ -1,21 +1,13 @@
 import Foundation
 
 /// An RFC 6570 URI template, such as `/movies/{id}` or `/movies{?page,size}`, and its
-/// expansion.
-///
-/// Every level of the RFC is supported: simple `{var}`, reserved `{+var}`, fragment
-/// `{#var}`, label `{.var}`, path segment `{/var}`, path parameter `{;var}`, query
-/// `{?var}` and query continuation `{&var}`, with several variables per expression, and
-/// the level 4 modifiers: prefix `{var:3}` and explode `{list*}`.
+/// expansion, at every level of the RFC (the article *Following Hypermedia Links* lists them).
 ///
 /// ```swift
 /// let search = try URITemplate("/movies{?title,genre*}")
 /// search.expand(["title": "Alien", "genre": ["horror", "sci-fi"]])
 /// // "/movies?title=Alien&genre=horror&genre=sci-fi"
 /// ```
-///
-/// A variable that is missing, or an empty list, is *undefined*: the RFC leaves it
-/// out of the expansion, prefix and separator included.
 public struct URITemplate: Sendable, Hashable, CustomStringConvertible {
     /// The template as written.
     public let template: String

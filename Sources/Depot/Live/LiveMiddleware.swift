@@ -1,32 +1,14 @@
 import Foundation
 
 /// Makes a chain watchable: tells watched reads (``LiveWatch``, ``LiveQuery``) when a write
-/// touches what they read, and lets identical reads in flight share one request.
-///
-/// Add it once, first:
+/// touches what they read, and lets identical reads in flight share one request. Add it once,
+/// first in the chain:
 ///
 /// ```swift
 /// let backend = URLSessionBackend(baseURL: api).with(.live(), .offline(store), auth, .retry())
-/// for await snapshot in posts.watch({ try await $0.findAll().value }) { render(snapshot) }
 /// ```
 ///
-/// **Changes.** A write through it (`POST`, `PUT`, `PATCH`, `DELETE`) that succeeds, or that
-/// DepotOffline queues (``ServiceError/queued(_:)``), touches its path: watches whose reads
-/// asked for that record (`posts/7`), anything under it (`posts/7/comments`) or its collection
-/// (`posts?…`, `users/1/posts`) read again; watches of other resources (`users`) do not.
-/// DepotOffline's `.offline(store)` behind it also reports what its replays send, create and
-/// roll back: the middleware subscribes to the store when `with(...)` puts it in front. ``invalidate(path:)`` touches a path by hand (after a push notification, say).
-/// A read that was in flight when a change touched it is read again once it has answered.
-///
-/// **Shared reads.** `GET`s in flight at the same moment with the same path, query, header
-/// fields and account share one request: the first is sent, the others wait for its answer
-/// (100 watches of one query started together send 1 request). A `GET` with a body or a
-/// progress handler, and every write, is sent on its own. A read that starts after a change
-/// touched its path never joins a request sent before the change. Cancelling one of the
-/// callers ends its wait; the request is cancelled when every caller has cancelled. Put it in
-/// front of authentication, where requests carry only the app's own header fields, and tell
-/// it who is signed in (`.live(account: { session.userID })`): reads of two accounts never
-/// share a request.
+/// What a write touches, and which reads share a request: the article *Live Queries*.
 public struct LiveMiddleware: Middleware {
     package let feed: ChangeFeed
     private let flights: Locked<[FlightKey: Flight]>

@@ -5,21 +5,11 @@ import Observation
 /// ``source`` and whether it ``isRefreshing``, updated on the main actor as snapshots arrive.
 ///
 /// ```swift
-/// struct PostList: View {
-///     @State private var posts = LiveQuery(repository.watch { try await $0.findAll().value })
-///
-///     var body: some View {
-///         List(posts.value ?? []) { post in Text(post.title) }
-///             .refreshable { await posts.refresh() }
-///             .opacity(posts.isRefreshing ? 0.6 : 1)
-///     }
-/// }
+/// @State private var posts = LiveQuery(repository.watch { try await $0.findAll().value })
 /// ```
 ///
-/// The watch runs from the model's creation until it is released or cancelled (``cancel()``).
-/// To wait for what it shows (in a test, a command-line tool), await ``snapshot(where:)``.
-/// Observation is part of the toolchain: macOS 14, iOS 17, tvOS 17, watchOS 10 and later, and
-/// Linux.
+/// The watch runs until the model is released or cancelled (``cancel()``); a test awaits
+/// ``snapshot(where:)``. See the article *Live Queries*.
 @available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *)
 @MainActor
 @Observable

@@ -1,35 +1,17 @@
 import Foundation
 
-/// A read watched over time: an `AsyncSequence` of ``Snapshot``s.
+/// A read watched over time: an `AsyncSequence` of ``Snapshot``s, first of what a store in
+/// the chain holds, then of the network's answer, then a new one each time a write through the
+/// same chain touches what the read asked for.
 ///
 /// ```swift
-/// let backend = URLSessionBackend(baseURL: api).with(.live(), .offline(store), auth)
-/// let posts = PostRepository(backend: backend)
 /// for await snapshot in posts.watch({ try await $0.findAll(query: ["userId": 1]).value }) {
 ///     render(snapshot.value, stale: snapshot.isRefreshing)
 /// }
 /// ```
 ///
-/// Each iteration runs the read and yields:
-/// 1. at once, the stored answer, when a store in the chain holds one for every request the
-///    read makes (DepotOffline's `.offline(store)`, ``CacheMiddleware``), marked
-///    ``Snapshot/isRefreshing``;
-/// 2. then the network's answer (or error);
-/// 3. then a new snapshot each time a write through the same chain touches what the read asked
-///    for (the paths and collections of every `GET` it made; see ``LiveMiddleware``): a write
-///    that succeeded or was queued, a replay, a refused write rolled back,
-///    ``LiveMiddleware/invalidate(path:)``, or ``refresh()``.
-///
-/// A snapshot whose answers are the same (bodies and paging header fields, from the same
-/// source) as the one before is not repeated, except to end a refresh: the network's turn after
-/// a stored snapshot, and the answer to ``refresh()``. A change that lands while the read's requests are in
-/// flight makes it read again once they have answered. The read may make several requests (a
-/// record and its comments): it depends on all of them. Changes are learnt from the
-/// ``LiveMiddleware`` the read's requests pass: without one in the chain, only ``refresh()``
-/// reads again.
-///
-/// Cancelling the task that iterates (or leaving the loop) ends the watch and releases what it
-/// holds.
+/// It hears of changes from a ``LiveMiddleware`` in the chain, and ends with the task that
+/// iterates it. What it yields, and when: the article *Live Queries*.
 public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     /// The element: one state of the read.
     public typealias Element = Snapshot<Value>

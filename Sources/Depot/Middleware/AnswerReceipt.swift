@@ -19,18 +19,8 @@ public enum AnswerSource: Sendable, Hashable {
 /// if case .stored(let savedAt) = receipt.source { showBanner("Saved \(savedAt)") }
 /// ```
 ///
-/// With completion handlers, make and start the future inside ``collectStarts(_:)``; the receipt
-/// is complete when the completion runs:
-///
-/// ```swift
-/// receipt.collectStarts { repository.findAll().start { result in render(result, receipt.source) } }
-/// ```
-///
-/// Each request made inside `collect` carries the receipt in its ``RequestContext``
-/// (``BackendRequest/context``), taken when the request is made, so calls made elsewhere at
-/// the same time do not write to it, and every middleware, built in or your own, passes it
-/// on with the request whatever thread it resumes on. Middleware that serves answers from
-/// storage reports them with ``record(_:)`` on `request.context.receipt`.
+/// With completion handlers, use ``collectStarts(_:)``. How it travels with each request, and
+/// how a middleware reports to it: the article *Using Middleware*.
 public final class AnswerReceipt: Sendable {
     private let sources = Locked<AnswerSource?>(nil)
     private let pending = Locked(0)

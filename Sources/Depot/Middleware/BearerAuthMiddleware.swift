@@ -3,25 +3,6 @@ import Foundation
 /// Signs requests with `Authorization: Bearer <token>` and, when the server answers 401,
 /// refreshes the token once and sends the request again.
 ///
-/// - `token` gives the token for each request (from a keychain, a token store actor);
-///   `nil` sends the request without `Authorization`.
-/// - `refresh` gets a new token after the server answered 401, and should store it where
-///   `token` reads it. It receives the token the server rejected, or `nil` when the
-///   request went out without one: an app that starts signed out but holds a refresh
-///   credential, or fetches its first access token lazily, gets that token there (and
-///   throws when it has no way to get one). It runs once for all the requests that meet a
-///   401 at the same time, with a token or without: they, and new requests started
-///   meanwhile, wait for that one refresh. A request that was rejected with a token an
-///   earlier refresh already replaced (or sent without a token while another request got
-///   one) is sent again with the new token, without refreshing again.
-/// - A 401 on the replayed request is returned as ``ServiceError/unauthorized(_:challenges:)``:
-///   the credentials are really refused. So is a 401 when `refresh` fails, unless it
-///   throws a ``ServiceError`` (a `.noConnection`, say), which is returned instead, so an
-///   app logs its user out only when the server really says no.
-///
-/// A request that already carries an `Authorization` field (a Basic one to the token
-/// endpoint, say) is sent untouched.
-///
 /// ```swift
 /// let auth = BearerAuthMiddleware(
 ///     token: { await session.accessToken },
@@ -30,7 +11,8 @@ import Foundation
 /// let backend = URLSessionBackend(baseURL: url).with(.retry(), auth)
 /// ```
 ///
-/// Keep one instance per credential set: the refresh is shared through it.
+/// Keep one instance per credential set: the refresh is shared through it. When it refreshes
+/// and what a second 401 returns: the article *Authentication*.
 public final class BearerAuthMiddleware: Middleware {
     private let coordinator: TokenCoordinator
 

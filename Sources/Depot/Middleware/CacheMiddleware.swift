@@ -1,25 +1,14 @@
 import Foundation
 
-/// Remembers the validators (`ETag`, `Last-Modified`) of `GET` answers, revalidates
-/// with them, and answers a `304 Not Modified` from the stored body: the server sends
-/// no body again, and the caller gets the `200` it would have got.
-///
-/// This is a *validator* cache, not a freshness cache: every `GET` still goes to the
-/// server (with `If-None-Match` / `If-Modified-Since` when a response is stored), so an
-/// answer is never older than the server says; `Cache-Control: max-age` and `Expires`
-/// are not used to skip the request, and nothing is answered offline.
+/// Remembers the validators (`ETag`, `Last-Modified`) of `GET` answers, revalidates with
+/// them, and answers a `304 Not Modified` from the stored body: the server sends no body
+/// again, and the caller gets the `200` it would have got. Every `GET` still goes out.
 ///
 /// ```swift
-/// let cache = CacheMiddleware(maxEntries: 500, maxBytes: 10_000_000)
-/// let backend = URLSessionBackend(baseURL: url).with(.retry(), auth, cache)
-/// let post = try await posts.findByID(1).value   // 200, stored with its ETag
-/// let again = try await posts.findByID(1).value  // 304: decoded from the stored bytes
+/// let backend = URLSessionBackend(baseURL: url).with(.retry(), auth, CacheMiddleware(maxEntries: 500))
 /// ```
 ///
-/// What it stores (per target and per user), how it revalidates, what a write drops, and
-/// where to put it in the chain: the article *Conditional Requests and Caching*. Keep one
-/// instance per backend; it is thread-safe, and a storage that fails costs the cache its
-/// entry, never the caller its answer.
+/// What it stores, and where it goes in the chain: the article *Conditional Requests and Caching*.
 public final class CacheMiddleware: Middleware {
     /// Where the responses and their validators are kept.
     public let storage: any ResponseStorage

@@ -1,13 +1,8 @@
-/// Adds default header fields to every request: an `Accept`, a `User-Agent`, an API version.
-///
-/// A request's own value wins: a default is added only when the request has no field of
-/// that name (compared without regard to case). A default with several values (two
-/// `Accept` lines, say) is added with all of them.
+/// Adds default header fields to every request (an `Accept`, a `User-Agent`, an API version)
+/// that the request does not set itself: the article *Using Middleware*.
 ///
 /// ```swift
-/// let backend = URLSessionBackend(baseURL: url).with(
-///     .headers(["Accept": "application/json", "X-Client": "ios/2.3"])
-/// )
+/// let backend = URLSessionBackend(baseURL: url).with(.headers(["X-Client": "ios/2.3"]))
 /// ```
 public struct HeadersMiddleware: Middleware {
     /// The fields added to requests that lack them.

@@ -1,15 +1,7 @@
 import Foundation
 
 /// Reports every request to a closure the app sets: a ``LogEvent`` when it is sent and one
-/// when it ends, numbered, timed on a monotonic clock, with secrets masked.
-///
-/// The header fields and query items a ``Redaction`` names (``Redaction/default``:
-/// `Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`, `access_token`, `api_key`, …) are
-/// masked in request and response headers alike, and wherever the request carries a query
-/// item: in its query items or in a query inside its path (a server's `Link` URL, say). Pass
-/// the same ``Redaction`` to DepotOffline's `OfflinePolicy`, so that a secret named once
-/// stays out of logs and files. Depot depends on no logging library:
-/// forward the events to swift-log or `os.Logger` in a few lines (see the README).
+/// when it ends, numbered, timed on a monotonic clock, with secrets masked (``Redaction``).
 ///
 /// ```swift
 /// let backend = URLSessionBackend(baseURL: url).with(
@@ -17,9 +9,7 @@ import Foundation
 /// )
 /// ```
 ///
-/// Where it sits in the chain decides what it sees: in front of ``RetryMiddleware`` it
-/// reports one request per call, whatever the attempts; behind it, every attempt.
-/// Behind ``BearerAuthMiddleware`` it sees the `Authorization` field (masked).
+/// What it masks, and where it goes in the chain: the article *Using Middleware*.
 public struct LoggingMiddleware: Middleware {
     private let log: @Sendable (LogEvent) -> Void
     private let redaction: Redaction

@@ -1,23 +1,14 @@
 import Foundation
 
 /// Sends a request again when it fails with an error that may go away: a timeout, a refused
-/// connection, a 503 or 429 (after its `Retry-After`), a 502 or 504.
-///
-/// Only requests that are safe to repeat are retried: `GET`, `HEAD`, `PUT`, `DELETE`
-/// and `OPTIONS`, or any request whose ``BackendRequest/isRetryable`` the caller set to
-/// `true` (a `POST` with an idempotency key, say). ``ServiceError/cancelled`` and 4xx
-/// errors other than 408 and 429 are never retried. After the last attempt the last
-/// error is returned.
-///
-/// Futures are cold, so a retry simply starts the rest of the chain again: middleware
-/// after this one (auth, say) runs again for each attempt. Cancelling while waiting
-/// between attempts ends at once with ``ServiceError/cancelled`` and sends nothing more.
+/// connection, a 503 or 429 (after its `Retry-After`), a 502 or 504. Only requests that are
+/// safe to repeat are retried, or those whose ``BackendRequest/isRetryable`` is `true`.
 ///
 /// ```swift
-/// let backend = URLSessionBackend(baseURL: url).with(
-///     .retry(RetryPolicy(maxAttempts: 4, baseDelay: 0.25))
-/// )
+/// let backend = URLSessionBackend(baseURL: url).with(.retry(RetryPolicy(maxAttempts: 4)))
 /// ```
+///
+/// What it retries, and how each attempt runs the chain again: the article *Using Middleware*.
 public struct RetryMiddleware: Middleware {
     /// When to retry and how long to wait.
     public var policy: RetryPolicy

@@ -1,12 +1,7 @@
 import Foundation
 
-/// When ``RetryMiddleware`` sends a request again, and how long it waits first.
-///
-/// The wait before retry *n* is `baseDelay × multiplier^(n-1)`, capped at `maxDelay`, then
-/// spread by `jitter` so that many clients do not come back in step. When the server says
-/// when to come back (`Retry-After` on a 429 or 503, read into
-/// ``ServiceError/serviceUnavailable(_:retryAfter:)``), that wait is used as is, without
-/// jitter, up to `maxRetryAfter`.
+/// When ``RetryMiddleware`` sends a request again, and how long it waits first: an exponential
+/// backoff spread by jitter, or the server's `Retry-After` (the article *Using Middleware*).
 ///
 /// ```swift
 /// var policy = RetryPolicy(maxAttempts: 5, baseDelay: 0.2)

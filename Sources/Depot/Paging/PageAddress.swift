@@ -1,12 +1,8 @@
-/// Where a page is: a page number, a URL the server sent, or an opaque cursor.
-///
-/// Numbered styles address every page by number; link and envelope styles hand
-/// back the server's own `next` URL (``href(_:)``), and cursor styles an opaque
-/// token (``cursor(_:)``). ``Page/nextAddress`` says where the page after a page is,
-/// and ``PagedRepository/findPage(at:number:size:query:)`` fetches it.
+/// Where a page is: a page number, a URL the server sent (``href(_:)``), or an opaque cursor
+/// (``cursor(_:)``). ``Page/nextAddress`` says where the page after a page is, and
+/// ``PagedRepository/findPage(at:number:size:query:)`` fetches it.
 ///
 /// ```swift
-/// let first = try await posts.findPage(1, size: 20).value
 /// if let next = first.nextAddress {
 ///     let second = try await posts.findPage(at: next, number: 2, size: 20, query: [:]).value
 /// }

@@ -1,19 +1,9 @@
-/// The pages of a listing as an `AsyncSequence`, fetched one at a time as you
-/// iterate.
-///
-/// It starts at page 1 and then asks for each page's ``Page/nextAddress`` (the
-/// server's `next` URL or cursor, or the next page number). It ends after a page
-/// without a next page and never yields an empty page; a failure ends it by throwing
-/// the ``ServiceError``. A server that sends the same next page twice, or answers
-/// every page number with the same page (it ignores the paging parameters), would
-/// make it loop forever, so it then throws ``ServiceError/decoding(_:)`` instead
-/// (after yielding the pages before). Cancelling the iterating task ends it with
-/// ``ServiceError/cancelled``.
+/// The pages of a listing as an `AsyncSequence`, fetched one at a time as you iterate, until a
+/// page without a next one. It never yields an empty page, and throws rather than loop when a
+/// server repeats its pages (the article *Paging Through Listings*).
 ///
 /// ```swift
-/// for try await page in posts.pages(size: 20) {
-///     render(page.items)
-/// }
+/// for try await page in posts.pages(size: 20) { render(page.items) }
 /// ```
 public struct PageSequence<Entity: Sendable>: AsyncSequence, Sendable {
     /// Each element is one page.

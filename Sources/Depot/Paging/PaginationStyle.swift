@@ -1,26 +1,9 @@
 import Foundation
 
-/// The rules of one paging convention: the query that asks for a page, and how to
-/// read where its items are and where the next page is.
-///
-/// Implement ``query(page:size:)`` and ``layout(of:page:size:)``. A style that also
-/// follows the server's cursors implements ``query(for:size:)`` too; its default asks
-/// for numbered pages with ``query(page:size:)`` and for the server's own URLs with
-/// nothing.
-///
-/// ```swift
-/// struct OffsetPagination: PaginationStyle {
-///     func query(page number: Int, size: Int) -> [URLQueryItem] {
-///         [URLQueryItem(name: "offset", value: String((number - 1) * size)),
-///          URLQueryItem(name: "limit", value: String(size))]
-///     }
-///     func layout(of response: BackendResponse, page number: Int, size: Int) throws(ServiceError)
-///         -> PageLayout
-///     {
-///         PageLayout(total: try PageHeaders.integer("X-Total", in: response.headers))
-///     }
-/// }
-/// ```
+/// The rules of one paging convention: the query that asks for a page, and how to read
+/// where its items are and where the next page is. Implement ``query(page:size:)`` and
+/// ``layout(of:page:size:)`` (and ``query(for:size:)`` to follow the server's cursors), and
+/// plug it in with ``Pagination/init(_:)``: the article *Paging Through Listings* has an example.
 public protocol PaginationStyle: Sendable {
     /// The query items that ask for the page at `address`, `size` items long.
     ///

@@ -3,23 +3,11 @@ import Foundation
 /// How a repository turns entities into request bodies and response bodies into
 /// entities: a `JSONDecoder`, a `JSONEncoder`, and an optional envelope key.
 ///
-/// The default uses Foundation's defaults. Replace it in a repository for other
-/// date or key strategies, or to unwrap answers such as `{"data": [...]}`:
-///
 /// ```swift
-/// struct EventRepository: CRUDRepository {
-///     typealias Entity = Event
-///     let backend: any Backend
-///     let name = "events"
-///     let coding = JSONCoding.default
-///         .dateStrategy(.iso8601)
-///         .keyStrategy(.snakeCase)
-///         .envelope("data")
-/// }
+/// let coding = JSONCoding.default.dateStrategy(.iso8601).keyStrategy(.snakeCase).envelope("data")
 /// ```
 ///
-/// Build a `JSONCoding` once (a stored `let` or a `static let`) rather than in a
-/// computed property, so its coders are reused.
+/// Build it once (a stored or `static let`) to reuse its coders: the article *Defining repositories*.
 public struct JSONCoding: @unchecked Sendable {
     // The coders are configured while this value is built and never mutated after,
     // which is what makes sharing them between threads safe.

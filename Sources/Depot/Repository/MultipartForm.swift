@@ -1,23 +1,16 @@
 import Foundation
 
-/// A `multipart/form-data` body (RFC 7578): text fields and files.
+/// A `multipart/form-data` body (RFC 7578), sent with ``RequestBody/multipart(_:)``: text
+/// fields, and files from memory or from disk.
 ///
 /// ```swift
 /// var form = MultipartForm()
 /// form.append("title", "Holiday")
-/// form.append("photo", file: jpegData, filename: "beach.jpg", contentType: "image/jpeg")
 /// form.append("video", fileAt: videoURL, contentType: "video/mp4")
 /// photos.request(.post, ["photos"], body: .multipart(form), progress: progress)
 /// ```
 ///
-/// Parts given as `Data` are held in memory. Parts given as a file
-/// (``append(_:fileAt:filename:contentType:)``) are read from disk only when the body is
-/// sent: ``RequestBody/multipart(_:)`` then writes the form part by part, in slices of a
-/// megabyte, to a temporary file that is streamed as the body and removed when the call
-/// ends, so a form of any size costs about a megabyte of memory. A retry sends the same
-/// file again. Such files are the user's alone (`0600`, in a `0700` folder of the
-/// temporary directory, `depot-multipart-<uid>`); one that a process killed mid-upload left
-/// behind is removed by the next process that sends such a form.
+/// How file parts are streamed from disk: the article *Transfers*.
 public struct MultipartForm: Sendable {
     private struct Part: Sendable {
         var name: String

@@ -1,45 +1,14 @@
 /// A repository nested under a parent: the same entities, listed and created at
-/// `/users/1/posts` instead of `/posts`, with every operation its base has.
-///
-/// Get one from the base repository rather than building it:
+/// `/users/1/posts` instead of `/posts`, with every operation its base has. Get one from the
+/// base repository rather than building it:
 ///
 /// ```swift
-/// let posts = PostRepository(backend: backend)
-/// let users = UserRepository(backend: backend)
-///
-/// let hers = posts.scoped(to: user, in: users)      // or .scoped(to: 1, in: users)
-/// try await hers.findAll().value                     // GET  /users/1/posts
-/// try await hers.findAll(query: Query().sorted(by: "title"))
-/// try await hers.findPage(2, size: 10).value         // GET  /users/1/posts?_page=2&_limit=10
-/// for try await page in hers.pages(size: 10) { … }
-/// try await hers.create(NewPost(title: "Hi", body: "…")).value  // POST /users/1/posts
-/// try await hers.findByID(5).value                   // GET  /posts/5
+/// let hers = posts.scoped(to: user, in: users)   // or .scoped(to: 1, in: users)
+/// try await hers.findAll().value                 // GET /users/1/posts
+/// try await hers.findByID(5).value               // GET /posts/5: shallow, as json-server routes it
 /// ```
 ///
-/// It is ``Readable``, ``Creatable``, ``Updatable``, ``Deletable`` and
-/// ``PagedRepository`` (with the base's ``PagedRepository/pagination``) exactly when
-/// its base is, and uses the base's ``BackendClient/backend`` and
-/// ``BackendClient/coding``. The built-in operations run as the protocols define
-/// them; a method the base's type declares for itself is not called.
-///
-/// ## What each operation addresses
-///
-/// Listing, paging and creating use ``collectionPath``, the parent's path followed by
-/// the base's (`users/1/posts`). Operations on one entity (`findByID`, `update`,
-/// `patch`, `delete`) are *shallow* by default: they address the entity where its
-/// base does (`/posts/5`), because json-server 0.17 routes only `GET` and `POST` on
-/// `/users/1/posts` and answers 404 to `/users/1/posts/5`. They do not check that the
-/// entity belongs to the parent. Pass `shallow: false` for servers that route entities
-/// only under their parent (`/users/1/posts/5`; `InMemoryBackend` answers both, the
-/// nested path only for an entity of that parent, as such servers do).
-///
-/// ## With json-server
-///
-/// `GET /users/1/posts?…` is `GET /posts?userId=1&…`: filters, sorting, full text,
-/// slicing, `_embed` and `_expand` all apply, and `userId=1` replaces any `userId` the
-/// query has. `POST /users/1/posts` sets `userId` in the stored entity, whatever the
-/// body said (json-server 0.17 stores it as the text `"1"`; `InMemoryBackend` stores
-/// the parent's id as the parent has it, `1`).
+/// What each operation addresses, on json-server and elsewhere: the article *Defining repositories*.
 public struct ScopedRepository<Base: Repository>: Repository {
     /// The base repository's entity.
     public typealias Entity = Base.Entity

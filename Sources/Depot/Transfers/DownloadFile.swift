@@ -1,29 +1,9 @@
 import Foundation
 
-/// The file of one attempt at a download: the one place that decides where a
-/// download's bytes go, when an earlier attempt's bytes may be resumed, and when the
-/// file is moved into place. Every backend writes downloads through it, so they all
-/// keep and remove partial files the same way (see ``DownloadDestination``); a backend of
-/// your own that streams a request's ``BackendRequest/destination`` uses it too.
-///
-/// A backend creates it when the attempt starts, adds ``resumeFields`` to the request
-/// when it can continue a file, calls ``begin(status:headers:declaredLength:)`` when a
-/// 2xx answer's head arrives, ``write(_:)`` for each slice of its body, then ``finish()``
-/// (or ``adopt(_:)`` for a file the platform wrote) on success, or
-/// ``abandon(after:discarding:)``. Those calls come one at a time (a task's serial
-/// delegate queue, or one thread), which the lock only makes safe to share; once the
-/// attempt is released, a late call touches no file.
-///
-/// A resumable download keeps its bytes in `<name>.depot-partial` beside the destination,
-/// and claims the destination while it runs (two resumable downloads of one file would
-/// write the same bytes). Any other attempt writes a partial file of its own
-/// (`<name>.depot-partial-<random>`), so concurrent plain downloads of one file never
-/// meet: the last to finish is the file.
-///
-/// Partial and validator files are created readable and writable by the user only (`0600`,
-/// which a file written through ``write(_:)`` keeps), and are never opened through a symbolic link: a link
-/// planted at a resumable download's partial or validator path fails the download with
-/// ``ServiceError/invalidRequest(_:)`` and stays as it is, its target untouched.
+/// The file of one attempt at a download: where its bytes go, whether an earlier attempt's
+/// bytes may be resumed, and when the file moves into place. Every backend writes downloads
+/// through it, and so should a backend of your own that streams a request's
+/// ``BackendRequest/destination``: the article *Writing a Backend* gives the order of its calls.
 @_spi(BackendSupport)
 public final class DownloadFile: Sendable {
     /// The destination, as the request gave it.

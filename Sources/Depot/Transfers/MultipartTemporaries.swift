@@ -5,13 +5,10 @@ import Foundation
 /// directory, `depot-multipart-<uid>` (`0700`), holding one file per call,
 /// `form-<pid>-<random>` (`0600`), which the call removes when it ends.
 ///
-/// A process killed mid-upload leaves its file behind. So the first file a process asks for
-/// sweeps the folder first: it removes the files of processes that are gone (`kill(pid, 0)`
-/// answers `ESRCH`) and those named with this process's own pid, which an earlier process
-/// with the same pid wrote (this one has written none yet). A live process's file is never
-/// removed. (Processes that share the folder across pid namespaces, such as containers
-/// sharing a temporary directory, should give each namespace a temporary directory of its
-/// own: there a live process of another namespace may look gone.)
+/// The first file a process asks for sweeps the folder first: it removes the files of processes
+/// that are gone (`kill(pid, 0)` answers `ESRCH`) and those named with this process's own pid,
+/// which an earlier process with the same pid wrote. A live process's file is never removed
+/// (pid namespaces that share the folder: see the article *Transfers*).
 final class MultipartTemporaries: Sendable {
     /// The folder every multipart call of this process uses.
     static let shared = MultipartTemporaries(

@@ -4,34 +4,18 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The delegate of a ``URLSessionBackend`` task that must see its bodies as they move:
-/// a response held in memory with a size limit, a resumable download (whose bytes must
-/// outlive a cut), or a request whose progress is observed (see
-/// ``URLSessionTransport/needsDelegate(_:limit:)``). A ``TaskDelegate`` (same redirect
-/// policy, same 401 handling) that also takes the body as it arrives.
+/// The delegate of a ``URLSessionBackend`` task that must see its bodies as they move (see
+/// ``URLSessionTransport/needsDelegate(_:limit:)``): a ``TaskDelegate`` that also takes the
+/// body as it arrives.
+/// - A body past the size limit (its `Content-Length`, except a `HEAD` answer's, or the chunk
+///   that takes it past) cancels the task as ``RequestEnding/tooLarge(limit:declared:)``.
+/// - A 2xx answer to a download goes slice by slice to its ``DownloadFile``; any other answer
+///   stays in memory, at most ``errorBodyLimit`` bytes of it, for its ``ServiceError``.
+/// - Bytes sent and received go to ``BackendRequest/progress``.
 ///
-/// **Size limit.** A `Content-Length` above the limit cancels the task when the headers
-/// arrive (at the latest with the first bytes of the body), and a body without one
-/// (chunked) is cancelled by the chunk that takes it past the limit. The request then
-/// ends as ``RequestEnding/tooLarge(limit:declared:)``. A `HEAD` answer's
-/// `Content-Length` describes a body that is not sent, so it is not checked. The limit
-/// is for bodies held in memory: a download's body goes to disk and has none.
-///
-/// **Downloads.** A 2xx answer to a request with a ``BackendRequest/destination`` is
-/// written slice by slice to its ``DownloadFile``, never held whole (a download nobody
-/// observes goes through the platform's download task instead, which is cheaper); any other answer
-/// (an error page) stays in memory, at most ``errorBodyLimit`` bytes of it, for its
-/// ``ServiceError``.
-///
-/// **Progress.** Bytes sent (``URLSessionTaskDelegate``'s `didSendBodyData`) and received
-/// go to the request's ``BackendRequest/progress``.
-///
-/// It sees the body through a task created without a completion handler, and reports
-/// the outcome to its `promise` when the task completes: on Apple platforms a task with a
-/// completion handler never calls the data delegate methods. FoundationNetworking calls
-/// only the *session's* delegate for such a task, so there it works through sessions the
-/// backend creates, whose ``ChallengeDelegate`` hands those calls on to the task's
-/// delegate (see ``SessionBox/tasksReportTheirBody``).
+/// Its task has no completion handler: with one, Apple platforms never call the data delegate.
+/// FoundationNetworking then calls only the *session's* delegate, so there it works through
+/// sessions the backend creates (``SessionBox/tasksReportTheirBody``).
 final class ReceivingTaskDelegate: TaskDelegate, URLSessionDataDelegate, @unchecked Sendable {
     /// The most bytes of an error answer to a download kept for its ``ServiceError``
     /// when the backend sets no limit: enough for any message, not a whole error video.

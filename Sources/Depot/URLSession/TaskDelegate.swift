@@ -4,23 +4,15 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The delegate of each ``URLSessionBackend`` task: it applies the redirect policy and
-/// keeps a 401 that FoundationNetworking would otherwise swallow.
+/// The delegate of each ``URLSessionBackend`` task: it applies the redirect policy and keeps a
+/// 401 that FoundationNetworking would otherwise swallow. Credentials stay with their origin
+/// (Darwin and FoundationNetworking would copy every header to the next hop), and on Linux a
+/// 307 or 308 of a request with a body is not followed (the platform would resend it empty):
+/// the rules are in the article *Sending over HTTP*.
 ///
-/// **Redirects.** Same-origin redirects are followed as proposed. From the first hop to
-/// another origin on, the credentials (`Authorization`, `Proxy-Authorization`,
-/// `Cookie`) are removed from the request, so that a token meant for the API never
-/// reaches a host that merely redirected there. Without this, both Darwin and
-/// FoundationNetworking copy every header of the original request to the new one.
-///
-/// FoundationNetworking (Linux) drops the body when it follows a 307 or 308, which
-/// must resend it; there such a redirect of a request with a body is not followed, and
-/// the 3xx reaches the caller as ``ServiceError/unexpectedStatus(_:)`` instead of the
-/// request arriving empty.
-///
-/// Not final: ``ReceivingTaskDelegate`` adds the body-size limit, downloads and progress. It is `Sendable`
-/// because all its state is immutable or behind its lock (`@unchecked` only because a
-/// class that can be subclassed cannot be checked).
+/// Not final: ``ReceivingTaskDelegate`` adds the body-size limit, downloads and progress. It is
+/// `Sendable` because all its state is immutable or behind its lock (`@unchecked` only because
+/// a class that can be subclassed cannot be checked).
 class TaskDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     /// The headers that carry credentials and stay with their origin: the shared
     /// ``HTTPRedirectRule/credentialHeaders``.

@@ -8,16 +8,11 @@ import Foundation
 ///
 /// ```swift
 /// let backend = URLSessionBackend(baseURL: URL(string: "https://jsonplaceholder.typicode.com")!)
-/// let posts = PostRepository(backend: backend)
-/// let post = try await posts.findByID(1).value            // GET /posts/1
+/// let post = try await PostRepository(backend: backend).findByID(1).value   // GET /posts/1
 /// ```
 ///
-/// It resolves paths against ``baseURL`` (an absolute URL only on the same origin), sends
-/// JSON with `Accept: application/json`, classifies every status with
-/// ``ServiceError/init(response:for:)``, follows redirects without credentials to another
-/// origin, and bounds each request by ``timeout`` and ``maximumResponseBytes``. How each of
-/// these works, redirects, threads, transfers and the Linux differences included:
-/// the article *Sending over HTTP*.
+/// How it builds requests, classifies answers, follows redirects, and bounds time and size, on
+/// Apple platforms and on Linux: the article *Sending over HTTP*.
 public struct URLSessionBackend: Backend {
     /// The URL relative paths are resolved against, such as `https://api.example.com/v1/`.
     public let baseURL: URL

@@ -1,15 +1,8 @@
 import Foundation
 
-/// Paging that follows the server's opaque `next` cursor instead of counting pages,
-/// as Django REST framework's `CursorPagination` answers
-/// (`{"next": "…?cursor=cD0yMA%3D%3D", "previous": …, "results": […]}`) or APIs that
-/// give a bare token (`{"data": […], "next_cursor": "dXNlcjpXMDdR"}`).
-///
-/// A `next` value that is an absolute URL or a path starting with `/` is followed as
-/// is; any other string (or a number) is sent back in ``cursorParameter``. `null`, an
-/// empty string or a missing key mark the last page. Only the first page can be asked
-/// for by number; later ones are reached through ``PagedRepository/pages(size:)`` or
-/// ``Page/nextAddress``.
+/// Paging that follows the server's opaque `next` cursor instead of counting pages, as Django
+/// REST framework's `CursorPagination` answers (`{next, previous, results}`), or an API that
+/// gives a bare token, sent back in ``cursorParameter`` (the article *Paging Through Listings*).
 public struct CursorPagination: PaginationStyle {
     /// The query parameter that carries a bare cursor.
     public var cursorParameter: String

@@ -1,16 +1,8 @@
 import Foundation
 
-/// Paging with an envelope body: the items under one key, and the total and the
-/// next page under others, as Django REST framework answers
-/// (`{"count": 100, "next": "…?page=3", "previous": "…", "results": […]}`) or
-/// json-server 1.x (`{"first": 1, "prev": 1, "next": 3, "last": 10, "pages": 10,
-/// "items": 100, "data": […]}`).
-///
-/// Every key is a key path, so nested envelopes work too
-/// (`{"data": […], "meta": {"total": 40}, "links": {"next": "…"}}`). The `next`
-/// value may be a URL or a path (followed as is), a page number, or `true`/`false`;
-/// `null` or an empty string marks the last page. When the envelope has no `next`
-/// key at all, the total decides (and without a total, whether the page is full).
+/// Paging with an envelope body: the items under one key path, the total and the next page
+/// under others, as Django REST framework (`{count, next, previous, results}`) and json-server
+/// 1.x answer. How it reads `next` and the total: the article *Paging Through Listings*.
 public struct EnvelopePagination: PaginationStyle {
     /// The query parameter for the page number.
     public var pageParameter: String
