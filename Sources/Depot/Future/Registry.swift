@@ -3,7 +3,7 @@
 /// counter per owner).
 ///
 /// Numbers are never reused, and ``elements`` and ``removeAll()`` give the elements in the
-/// order they were added.
+/// order of their numbers: the order they were added with ``add(_:)``.
 package struct Registry<Element> {
     private var byID: [Int: Element] = [:]
     private var nextID = 0
@@ -44,15 +44,15 @@ package struct Registry<Element> {
         byID.removeValue(forKey: id)
     }
 
-    /// The numbers held, in the order their elements were added.
+    /// The numbers held, in increasing order.
     package var ids: [Int] { byID.keys.sorted() }
 
-    /// The elements held, in the order they were added.
+    /// The elements held, in the order of their numbers.
     package var elements: [Element] {
         byID.isEmpty ? [] : byID.sorted { $0.key < $1.key }.map(\.value)
     }
 
-    /// Takes back every element, in the order they were added.
+    /// Takes back every element, in the order of their numbers.
     package mutating func removeAll() -> [Element] {
         defer { byID = [:] }
         return elements

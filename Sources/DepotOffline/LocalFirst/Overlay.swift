@@ -214,11 +214,23 @@ enum Overlay {
             // Last in the listing: on this page when the page reaches its end.
             if rule.window == .all { return originals + created }
             guard let (start, size) = rule.window.knownRange else { return originals }
-            let listed = (total ?? (start + pageCount + created.count)) - created.count
+            // Positions near `Int.max` (a query's `_limit=99999999999999999999`, a server's
+            // `X-Total-Count`) place nothing rather than overflow.
+            let counted: Int
+            if let total {
+                counted = total
+            } else {
+                let (estimate, overflow) = start.addingReportingOverflow(pageCount + created.count)
+                guard !overflow else { return originals }
+                counted = estimate
+            }
+            let (listed, overflow) = counted.subtractingReportingOverflow(created.count)
+            guard !overflow else { return originals }
+            let end = start + size  // `knownRange` gives no part whose end overflows.
             var page = originals
             for (offset, item) in created.enumerated() {
-                let position = listed + offset
-                if position >= start && position < start + size && page.count < size { page.append(item) }
+                let (position, overflow) = listed.addingReportingOverflow(offset)
+                if !overflow && position >= start && position < end && page.count < size { page.append(item) }
             }
             return page
         }

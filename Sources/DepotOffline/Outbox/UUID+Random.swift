@@ -4,7 +4,8 @@ extension UUID {
     /// A random (version 4) UUID drawn from the system's generator.
     ///
     /// The same kind of value as `UUID()`, made without a file: on Linux `UUID()` opens, reads
-    /// and closes `/dev/urandom` each time, three system calls on every queued write.
+    /// and closes `/dev/urandom` each time; this draws two 64-bit values from the system's
+    /// generator (`getrandom`) instead.
     static func random() -> UUID {
         var generator = SystemRandomNumberGenerator()
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

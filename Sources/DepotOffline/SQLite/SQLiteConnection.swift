@@ -292,10 +292,11 @@ final class SQLiteStatement {
 /// A connection shared between threads: every use holds one lock, so the connection's cached
 /// statements are never used by two threads at once (the connection is also opened with
 /// `SQLITE_OPEN_FULLMUTEX`, so SQLite's own state is safe either way).
-final class SQLiteDatabase: Sendable {
+final class SQLiteDatabase: @unchecked Sendable {
     /// The file's path, for errors.
     let path: String
-    // Touched only inside `withConnection`, under the lock.
+    // Touched only inside `withConnection`, under the lock, and never handed out: that rule,
+    // not the compiler, makes sharing the class safe (`Locked` is sendable whatever it guards).
     private let connection: Locked<SQLiteConnection>
 
     /// Shares `connection`; nothing else may keep a reference to it.

@@ -53,14 +53,16 @@ package enum ListingWindow: Equatable {
     }
 
     /// Where the part starts and how many records it holds at most, when that is known without
-    /// the whole listing; `nil` for the whole listing and for a part counted from its end.
+    /// the whole listing; `nil` for the whole listing, for a part counted from its end, and for
+    /// one whose end is past `Int.max` (`start + size` never overflows).
     package var knownRange: (start: Int, size: Int)? {
         switch self {
         case .all:
             return nil
         case .page(let number, let size):
             let (start, overflow) = (number - 1).multipliedReportingOverflow(by: size)
-            return size > 0 && !overflow ? (start, size) : nil
+            guard size > 0, !overflow, !start.addingReportingOverflow(size).overflow else { return nil }
+            return (start, size)
         case .slice(let start, let end):
             return start >= 0 && end >= start ? (start, end - start) : nil
         }

@@ -172,6 +172,35 @@ struct LocalFirstTests {
         #expect(listed.first?.title == "Still popular")
     }
 
+    @Test("a page that ends past Int.max, with a create queued, is answered from the store, not trapped")
+    func pageEndingPastIntMax() async throws {
+        let setup = try Setup()
+        // Page 2 of this size starts at Int.max / 2 + 1 and would end past Int.max.
+        let size = Int.max / 2 + 1
+        let online = try await setup.posts.findPage(2, size: size).value
+        #expect(online.items.isEmpty)
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.create(NewPost(userId: 1, title: "Offline", views: 1)).result)
+        let stored = try await setup.posts.findPage(2, size: size).value
+        #expect(stored.items.isEmpty)
+        #expect(stored.total == online.total.map { $0 + 1 })
+    }
+
+    @Test("a slice at Int.max from a server that sends no X-Total-Count, with a create queued, is answered")
+    func sliceAtIntMaxWithoutTotal() async throws {
+        let setup = try Setup()
+        setup.server.route(.get, "posts") { context in
+            var response = context.jsonServerResponse()
+            response.headers.remove("X-Total-Count")
+            return response
+        }
+        let edge = Query().range(Int.max..<Int.max)
+        #expect(try await setup.posts.findAll(query: edge).value.isEmpty)
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.create(NewPost(userId: 1, title: "Offline", views: 1)).result)
+        #expect(try await setup.posts.findAll(query: edge).value.isEmpty)
+    }
+
     @Test("sorted pages: a create goes where the sort puts it, on its page, and X-Total-Count counts it")
     func createOnSortedPages() async throws {
         let setup = try Setup()
