@@ -147,6 +147,8 @@ let listener = Task {
             print(
                 "  /\(entry.path) \(text(localID)) is #\(text(serverID)) on the server: later writes and reads use it"
             )
+        case .conflict(let entry, let conflict):
+            print("  conflict on /\(entry.path): \(conflict.kind.rawValue) \(conflict.fields)")
         case .queued, .discarded:
             break
         }

@@ -221,7 +221,7 @@ func replay(_ store: OfflineStore, to url: URL, output: Output) async {
             case .kept(let entry, let error):
                 output.line("kept \(entry.id) \(entry.idempotencyKey) \(error.statusCode ?? 0)")
                 reported.add()
-            case .queued, .discarded, .created:
+            case .queued, .discarded, .created, .conflict:
                 continue
             }
         }

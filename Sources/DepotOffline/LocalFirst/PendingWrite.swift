@@ -138,8 +138,8 @@ struct PendingWrite: Sendable {
 }
 
 /// The writes waiting in the outbox, indexed for reads: by the record they touch and by the
-/// collection they change. Only queued entries count: a write the server refused (kept) has
-/// left it.
+/// collection they change. Queued entries count, and those kept with a conflict the app has
+/// not resolved: a write the server refused (kept) has left it.
 struct PendingWrites: Sendable {
     /// Writes to one record's path (`PUT`, `PATCH`, `DELETE` of `posts/7`), by position.
     private var byRecord: [String: [Int: PendingWrite]] = [:]
@@ -158,9 +158,10 @@ struct PendingWrites: Sendable {
 
     var isEmpty: Bool { writes.isEmpty }
 
-    /// The pending writes of `entries` (queued ones only), read through `localIDs`.
+    /// The pending writes of `entries` (queued ones, and those kept with a conflict), read
+    /// through `localIDs`.
     init(_ entries: [OutboxEntry] = [], localIDs: LocalIDs = LocalIDs()) {
-        for entry in entries where entry.isQueued { add(entry, localIDs: localIDs) }
+        for entry in entries where entry.showsInReads { add(entry, localIDs: localIDs) }
     }
 
     /// Counts `entry`, a queued entry.

@@ -22,7 +22,7 @@ public struct OfflineMiddleware: Middleware {
     public let store: OfflineStore
     /// What is kept and when it is served.
     public let policy: OfflinePolicy
-    private let responses: OfflineResponseStorage
+    let responses: OfflineResponseStorage
 
     /// A middleware that stores responses and queues writes in `store`.
     public init(store: OfflineStore, policy: OfflinePolicy = OfflinePolicy()) {
@@ -64,7 +64,11 @@ public struct OfflineMiddleware: Middleware {
         _ request: BackendRequest,
         next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
     ) -> Future<BackendResponse, ServiceError> {
-        let sent = store.replayer.send(request, through: next, policy: policy)
+        // What the write is made on, read only if it is queued.
+        let base: @Sendable () -> WriteBase? = { [self] in
+            request.method == .post ? nil : shownRecord(for: request)?.base
+        }
+        let sent = store.replayer.send(request, through: next, policy: policy, base: base)
         guard policy.answersQueuedWrites else { return sent }
         let receipt = request.context.receipt
         return Future { [self] promise in
@@ -89,15 +93,9 @@ public struct OfflineMiddleware: Middleware {
             let record = write.localRecord.map { JSONServerRules.encode(value: $0) } ?? Data("{}".utf8)
             return BackendResponse(status: 201, headers: headers, body: record)
         case .put, .patch:
-            let read = BackendRequest(method: .get, path: request.path)
-            let key = StoredResponseKey(
-                method: .get, path: request.path, query: [], account: policy.account())
-            let stored = (try? responses.response(for: key)).map {
-                Result<BackendResponse, ServiceError>.success($0.response)
-            }
-            let writes = store.outbox.overlay().pending.writes(toRecord: request.resource.path)
-            if case .success(let response)? = Overlay.record(stored, writes: writes, request: read)?.result {
-                return response
+            if let shown = shownRecord(for: request) {
+                return BackendResponse(
+                    status: 200, headers: headers, body: JSONServerRules.encode(shown.record))
             }
             return BackendResponse(status: 200, headers: headers, body: request.body ?? Data("{}".utf8))
         default:
@@ -189,12 +187,9 @@ public struct OfflineMiddleware: Middleware {
                     receipt?.record(.network)
                     // Stored before the caller hears of it, so a read the caller makes next
                     // finds it, written or not.
-                    if policy.storesResponse(request, response),
-                        let stored = StoredResponse.storable(
-                            response, for: request, redaction: policy.redaction)
-                    {
-                        writer.store(stored, for: key, in: responses, generation: generation)
-                    }
+                    writer.storeAnswer(
+                        response, to: request, key: key, policy: policy, in: responses, generation: generation
+                    )
                     promise(.success(response))
                 case .failure(let error):
                     guard StoredResponse.mayReplace(error) else {

@@ -49,9 +49,14 @@ public struct OfflinePolicy: Sendable {
     /// The caller's ``Depot/AnswerReceipt/pendingWrites`` counts the write, so a UI can still
     /// mark it unsent; ``Outbox/events`` reports what the server makes of it.
     public var answersQueuedWrites: Bool
+    /// What a replay does when a queued `PUT`, `PATCH` or `DELETE` collides with what another
+    /// device wrote since the user saw the record (``ConflictPolicy/keepForApp`` by default).
+    /// Changes to different fields are merged without asking it; see ``OutboxConflict``.
+    public var onConflict: ConflictPolicy
 
     /// A policy; the defaults store up to 50 MiB in 10,000 responses for one account, queue every
-    /// write, up to 10,000, and keep ``Depot/Redaction/default``'s secrets out of the file.
+    /// write, up to 10,000, keep ``Depot/Redaction/default``'s secrets out of the file, and keep
+    /// a conflicting write for the app to resolve.
     public init(
         maxBytes: Int = 50 << 20,
         maxEntries: Int = 10_000,
@@ -61,8 +66,10 @@ public struct OfflinePolicy: Sendable {
         storesResponse: @escaping @Sendable (BackendRequest, BackendResponse) -> Bool = { _, _ in true },
         redaction: Redaction = .default,
         maxQueuedWrites: Int = 10_000,
-        answersQueuedWrites: Bool = false
+        answersQueuedWrites: Bool = false,
+        onConflict: ConflictPolicy = .keepForApp
     ) {
+        self.onConflict = onConflict
         self.answersQueuedWrites = answersQueuedWrites
         self.maxBytes = maxBytes
         self.maxEntries = maxEntries

@@ -26,7 +26,7 @@ extension Outbox {
                 }
             }
             let entries = try connection.query(
-                "SELECT \(Self.columns) FROM outbox WHERE state = 'queued' ORDER BY position"
+                "SELECT \(Self.columns) FROM outbox WHERE state = 'queued' OR conflict IS NOT NULL ORDER BY position"
             ) { row throws(OfflineStoreError) in try Self.entry(from: row, path: path) }
             let pending = PendingWrites(entries, localIDs: localIDs)
             var sent = PendingWrites()

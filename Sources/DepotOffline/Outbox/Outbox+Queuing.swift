@@ -43,16 +43,18 @@ extension Outbox {
     }
 
     /// Looks whether `write` must wait behind entries (``waitsBehindEntries(_:_:)``) and, when
-    /// it must, commits it as the last entry (``enqueue(_:policy:)``), both under one hold of
-    /// the store's lock: no replay sends the entries ahead of it between the look and the
-    /// queuing.
-    func queueIfBehindEntries(_ write: BackendRequest, policy: OfflinePolicy) -> BehindEntries {
+    /// it must, commits it as the last entry (``enqueue(_:policy:base:)``) with the base it was
+    /// made on, both under one hold of the store's lock: no replay sends the entries ahead of
+    /// it between the look and the queuing. The base is read first, outside the lock.
+    func queueIfBehindEntries(_ write: BackendRequest, policy: OfflinePolicy, base: WriteBase?)
+        -> BehindEntries
+    {
         defer { publishChanges() }
         let outcome = try? database.withConnection { connection -> BehindEntries in
             guard let behind = try? waitsBehindEntries(write, connection) else { return .unknown }
             guard behind else { return .notBehind }
             do throws(OfflineStoreError) {
-                return .queued(try enqueue(write, policy: policy, in: connection))
+                return .queued(try enqueue(write, policy: policy, base: base, in: connection))
             } catch {
                 return .notQueued(error)
             }
@@ -60,24 +62,28 @@ extension Outbox {
         return outcome ?? .unknown
     }
 
-    /// Commits `write` as the last entry, durably, then counts and reports it.
+    /// Commits `write` as the last entry, durably, with `base`, the record it was made on (see
+    /// ``WriteBase``), then counts and reports it.
     ///
     /// - Throws: ``OfflineStoreError/Kind/outboxFull(limit:)`` when the policy's
     ///   ``OfflinePolicy/maxQueuedWrites`` entries (queued or kept) are in the store already.
-    func enqueue(_ write: BackendRequest, policy: OfflinePolicy) throws(OfflineStoreError)
+    func enqueue(_ write: BackendRequest, policy: OfflinePolicy, base: WriteBase? = nil)
+        throws(OfflineStoreError)
         -> OutboxEntry
     {
         defer { publishChanges() }
         return try database.withConnection { connection throws(OfflineStoreError) -> OutboxEntry in
-            try enqueue(write, policy: policy, in: connection)
+            try enqueue(write, policy: policy, base: base, in: connection)
         }
     }
 
-    /// ``enqueue(_:policy:)`` for a caller that holds the store's lock (and publishes the
+    /// ``enqueue(_:policy:base:)`` for a caller that holds the store's lock (and publishes the
     /// changes once it is released).
-    private func enqueue(_ write: BackendRequest, policy: OfflinePolicy, in connection: SQLiteConnection)
-        throws(OfflineStoreError) -> OutboxEntry
-    {
+    private func enqueue(
+        _ write: BackendRequest, policy: OfflinePolicy, base: WriteBase?, in connection: SQLiteConnection
+    ) throws(OfflineStoreError) -> OutboxEntry {
+        // A create has no base: the record is the one it makes.
+        let base = write.method == .post ? nil : base
         var headers = policy.redaction.removingSecrets(from: write.headers)
         let limit = policy.maxQueuedWrites
         let key = headers[Self.idempotencyKeyField] ?? UUID.randomText()
@@ -102,8 +108,8 @@ extension Outbox {
             try connection.execute(
                 """
                 INSERT INTO outbox (id, position, method, path, query, headers, body, idempotency_key,
-                    created_at, state, resource, local_id, addressed)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)
+                    created_at, state, resource, local_id, addressed, base, base_etag, base_last_modified)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(id), .integer(position), .text(write.method.rawValue), .text(write.path),
@@ -111,11 +117,11 @@ extension Outbox {
                     .blob(body ?? Data()), .text(key), .real(queuedAt.timeIntervalSince1970),
                     .text(resource.path), localID.map { .text(LocalIDs.json($0)) } ?? .null,
                     Self.text(of: resource),
-                ])
+                ] + Self.values(of: base))
             return OutboxEntry(
                 id: id, position: Int(position), method: write.method, path: write.path,
                 resource: resource, query: write.query, headers: headers, body: body, idempotencyKey: key,
-                queuedAt: queuedAt, state: .queued, localID: localID)
+                queuedAt: queuedAt, state: .queued, localID: localID, writeBase: base)
         }
         state.withLock {
             $0.queuedCount += 1

@@ -6,7 +6,8 @@ import JSONServerEngine
 extension Outbox {
     static let columns = """
         id, position, method, path, query, headers, body, idempotency_key, created_at, state,
-            refused_status, refused_message, refused_body, refused_at, local_id, addressed
+            refused_status, refused_message, refused_body, refused_at, local_id, addressed, base, base_etag,
+            base_last_modified, conflict
         """
 
     static let outcomeColumns = """
@@ -37,7 +38,8 @@ extension Outbox {
                     status: row.isNull(10) ? nil : Int(row.integer(10)),
                     message: row.isNull(11) ? nil : row.text(11),
                     body: row.blob(12),
-                    refusedAt: Date(timeIntervalSince1970: row.real(13))))
+                    refusedAt: Date(timeIntervalSince1970: row.real(13)),
+                    conflict: row.isNull(19) ? nil : OutboxConflict(stored: Data(row.text(19).utf8))))
         default:
             throw OfflineStoreError(
                 .corrupt, path: path, message: "an outbox entry has state '\(row.text(9))'")
@@ -47,7 +49,28 @@ extension Outbox {
             id: row.text(0), position: Int(row.integer(1)), method: method, path: row.text(3),
             resource: resource(row, 15), query: query, headers: headers, body: body.isEmpty ? nil : body,
             idempotencyKey: row.text(7), queuedAt: Date(timeIntervalSince1970: row.real(8)), state: state,
-            localID: row.isNull(14) ? nil : JSONServerRules.parse(Data(row.text(14).utf8)))
+            localID: row.isNull(14) ? nil : JSONServerRules.parse(Data(row.text(14).utf8)),
+            writeBase: base(row, 16))
+    }
+
+    /// The base in columns `column` (`base`), `column + 1` (`base_etag`) and `column + 2`
+    /// (`base_last_modified`) (see ``StoreSchema/version7``); `nil` for none.
+    static func base(_ row: SQLiteStatement, _ column: Int32) -> WriteBase? {
+        guard !row.isNull(column),
+            case .object(let record)? = JSONServerRules.parse(Data(row.text(column).utf8))
+        else { return nil }
+        return WriteBase(
+            record: record, entityTag: row.isNull(column + 1) ? nil : row.text(column + 1),
+            lastModified: row.isNull(column + 2) ? nil : row.text(column + 2))
+    }
+
+    /// The values of the `base`, `base_etag` and `base_last_modified` columns for `base`.
+    static func values(of base: WriteBase?) -> [SQLiteValue] {
+        guard let base else { return [.null, .null, .null] }
+        return [
+            .text(String(decoding: JSONServerRules.encode(base.record), as: UTF8.self)),
+            base.entityTag.map { .text($0) } ?? .null, base.lastModified.map { .text($0) } ?? .null,
+        ]
     }
 
     /// The typed resource in column `column` (see ``StoreSchema/version6``); `nil` for a row

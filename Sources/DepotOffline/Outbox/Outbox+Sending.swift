@@ -87,17 +87,16 @@ extension Outbox {
     /// A create that held a local id has the server's id for it (from the answer's body, or
     /// its `Location`) written in the same transaction, so the entries behind it are sent
     /// with the server's id after any crash; ``OutboxEvent/created(_:localID:serverID:)``
-    /// follows the ``OutboxEvent/sent(_:_:)``.
-    func recordSent(_ entry: OutboxEntry, response: BackendResponse) throws(OfflineStoreError) {
+    /// follows the ``OutboxEvent/sent(_:_:)``. A `conflict` the replay met on the way (and the
+    /// policy sent past) is reported first, with ``OutboxEvent/conflict(_:_:)``.
+    func recordSent(_ entry: OutboxEntry, response: BackendResponse, conflict: OutboxConflict? = nil)
+        throws(OfflineStoreError)
+    {
         defer { publishChanges() }
         let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
         try database.withConnection { connection throws(OfflineStoreError) in
             let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
-                try connection.execute(
-                    "DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
-                guard connection.changes > 0 else { return false }
-                try Self.recordOutcome(
-                    of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
+                guard try removeQueued(entry, outcome: response, in: connection) else { return false }
                 if let localID = entry.localID, let serverID {
                     try LocalIDs.record(
                         localID, serverID, resource: entry.resource.collectionPath, in: connection)
@@ -122,6 +121,7 @@ extension Outbox {
                     }
                 }
             }
+            if removed, let conflict { emit(.conflict(entry, conflict)) }
             emit(.sent(entry, response))
             if let localID = entry.localID, let serverID {
                 emit(.created(entry, localID: localID, serverID: serverID))
@@ -136,24 +136,40 @@ extension Outbox {
         overlay().localIDs.rewriting(request)
     }
 
-    /// Keeps a refused entry (durably) with its refusal, and reports it.
-    func recordKept(_ entry: OutboxEntry, error: ServiceError) throws(OfflineStoreError) {
+    /// Keeps an entry (durably) and reports it: refused by the server with `error`
+    /// (``OutboxEvent/kept(_:_:)``, after ``OutboxEvent/conflict(_:_:)`` for a `conflict` met on
+    /// the way), or, without an error, kept for the app with `conflict`
+    /// (``OutboxEvent/conflict(_:_:)``): reads go on showing it then.
+    func recordKept(_ entry: OutboxEntry, error: ServiceError?, conflict: OutboxConflict? = nil)
+        throws(OfflineStoreError)
+    {
         defer { publishChanges() }
-        let refusal = OutboxRefusal(
-            status: error.statusCode, message: error.message ?? error.errorDescription,
-            body: (error.response?.body ?? Data()).prefix(Self.maxStoredBodyBytes), refusedAt: Date())
+        let refusal: OutboxRefusal
+        if let error {
+            refusal = OutboxRefusal(
+                status: error.statusCode, message: error.message ?? error.errorDescription,
+                body: (error.response?.body ?? Data()).prefix(Self.maxStoredBodyBytes), refusedAt: Date())
+        } else {
+            let fields =
+                conflict.map { $0.fields.isEmpty ? "" : ": " + $0.fields.joined(separator: ", ") } ?? ""
+            refusal = OutboxRefusal(
+                status: nil, message: "Changed on the server since the write was made\(fields)", body: Data(),
+                refusedAt: Date(), conflict: conflict)
+        }
         try database.withConnection { connection throws(OfflineStoreError) in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute(
                     """
                     UPDATE outbox SET state = 'kept', refused_status = ?, refused_message = ?,
-                        refused_body = ?, refused_at = ?
+                        refused_body = ?, refused_at = ?, conflict = ?
                     WHERE id = ? AND state = 'queued'
                     """,
                     [
                         refusal.status.map { .integer(Int64($0)) } ?? .null,
                         refusal.message.map { .text($0) } ?? .null,
-                        .blob(refusal.body), .real(refusal.refusedAt.timeIntervalSince1970), .text(entry.id),
+                        .blob(refusal.body), .real(refusal.refusedAt.timeIntervalSince1970),
+                        refusal.conflict.map { .text(String(decoding: $0.stored, as: UTF8.self)) } ?? .null,
+                        .text(entry.id),
                     ])
             }
             // Discarded while it was being sent: nothing is kept, nothing to report.
@@ -161,12 +177,48 @@ extension Outbox {
             state.withLock {
                 $0.queuedCount -= 1
                 $0.keptCount += 1
-                // Refused: reads no longer show it (rolled back) until the app retries it.
-                $0.pending.remove(entry.id)
+                // Refused: reads no longer show it (rolled back) until the app retries it. Kept
+                // with a conflict: reads show it until the app resolves it.
+                if refusal.conflict == nil { $0.pending.remove(entry.id) }
             }
             var kept = entry
             kept.state = .kept(refusal)
-            emit(.kept(kept, error))
+            if let conflict { emit(.conflict(kept, conflict)) }
+            if let error { emit(.kept(kept, error)) }
+        }
+    }
+
+    /// Removes `entry` while it is still queued, recording its outcome (sent with `response`,
+    /// or discarded for `nil`), inside the caller's transaction: `false` when it was no longer
+    /// queued (discarded meanwhile).
+    private func removeQueued(
+        _ entry: OutboxEntry, outcome response: BackendResponse?, in connection: SQLiteConnection
+    )
+        throws(OfflineStoreError) -> Bool
+    {
+        try connection.execute("DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
+        guard connection.changes > 0 else { return false }
+        try Self.recordOutcome(
+            of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
+        return true
+    }
+
+    /// Removes an entry a conflict dropped unsent (durably, as a discarded outcome) and reports
+    /// it: ``OutboxEvent/conflict(_:_:)``, then ``OutboxEvent/discarded(_:)``.
+    func recordDropped(_ entry: OutboxEntry, conflict: OutboxConflict) throws(OfflineStoreError) {
+        defer { publishChanges() }
+        try database.withConnection { connection throws(OfflineStoreError) in
+            let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
+                try removeQueued(entry, outcome: nil, in: connection)
+            }
+            // Discarded while it was being read: the app's discard was reported already.
+            guard removed else { return }
+            state.withLock {
+                $0.queuedCount -= 1
+                $0.pending.remove(entry.id)
+            }
+            emit(.conflict(entry, conflict))
+            emit(.discarded(entry))
         }
     }
 

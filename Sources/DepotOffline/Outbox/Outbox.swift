@@ -1,6 +1,7 @@
 import Depot
 import Dispatch
 import Foundation
+import JSONServerEngine
 
 /// The writes an ``OfflineStore`` keeps until they can be sent: `store.outbox`.
 ///
@@ -114,22 +115,70 @@ public final class Outbox: Sendable {
     ///
     /// Use it once the app has resolved the refusal (refreshed what the `412` said was stale,
     /// say). The entry keeps its `Idempotency-Key`: a server that refused it applied nothing.
+    /// An entry kept with a conflict is made on the server's record from then on (its base
+    /// becomes the conflict's ``OutboxConflict/theirs``): its changes go over theirs, and
+    /// only a change another device makes after that is a conflict again.
     ///
     /// - Returns: `false` when no kept entry has that id.
     @discardableResult
     public func retry(_ id: String) throws(OfflineStoreError) -> Bool {
+        try requeue(id, resolvedWith: nil)
+    }
+
+    /// Settles an entry kept with a conflict (or a refusal) with `record`: the entry becomes a
+    /// `PUT` of `record` to its path, made on the conflict's ``OutboxConflict/theirs``, with a
+    /// new `Idempotency-Key`, queued again at its place (``OutboxEvent/queued(_:)``); `nil`
+    /// drops it as ``discard(_:)`` does. Reads show `record` at once.
+    ///
+    /// ```swift
+    /// case .conflict(let entry, let conflict):
+    ///     try store.outbox.resolve(entry.id, with: userPicked(conflict.mine, conflict.theirs))
+    /// ```
+    ///
+    /// - Returns: `false` when no kept entry has that id.
+    @discardableResult
+    public func resolve(_ id: String, with record: JSONValue?) throws(OfflineStoreError) -> Bool {
+        guard let record else {
+            let kept = try entries().contains { $0.id == id && !$0.isQueued }
+            return kept ? try discard(id) : false
+        }
+        return try requeue(id, resolvedWith: record)
+    }
+
+    /// Puts the kept entry `id` back in the queue (see ``retry(_:)``), as a `PUT` of `record`
+    /// when one is given (see ``resolve(_:with:)``).
+    private func requeue(_ id: String, resolvedWith record: JSONValue?) throws(OfflineStoreError) -> Bool {
         defer { publishChanges() }
         let path = database.path
         let requeued = try database.withConnection { connection throws(OfflineStoreError) -> Bool in
             try syncCounts(connection)
             let entry = try connection.transaction { () throws(OfflineStoreError) -> OutboxEntry? in
+                guard let kept = try Self.entry(id: id, in: connection, path: path), !kept.isQueued else {
+                    return nil
+                }
+                // After a conflict the write is made on the server's record as it was read.
+                var base = kept.writeBase
+                if let conflict = kept.conflict {
+                    base = conflict.theirs?.objectValue.map {
+                        WriteBase(record: $0, entityTag: nil, lastModified: nil)
+                    }
+                }
+                var method = kept.method
+                var body = kept.body ?? Data()
+                var key = kept.idempotencyKey
+                if let record {
+                    method = .put
+                    body = JSONServerRules.encode(value: record)
+                    key = UUID.randomText()
+                }
                 try connection.execute(
                     """
                     UPDATE outbox SET state = 'queued', refused_status = NULL, refused_message = NULL,
-                        refused_body = NULL, refused_at = NULL
+                        refused_body = NULL, refused_at = NULL, conflict = NULL, method = ?, body = ?,
+                        idempotency_key = ?, base = ?, base_etag = ?, base_last_modified = ?
                     WHERE id = ? AND state = 'kept'
-                    """, [.text(id)])
-                guard connection.changes > 0 else { return nil }
+                    """,
+                    [.text(method.rawValue), .blob(body), .text(key)] + Self.values(of: base) + [.text(id)])
                 return try Self.entry(id: id, in: connection, path: path)
             }
             guard let entry else { return false }
@@ -137,6 +186,8 @@ public final class Outbox: Sendable {
                 $0.queuedCount += 1
                 $0.keptCount -= 1
                 $0.held = false
+                // Kept with a conflict, it was still shown: shown as it now is.
+                $0.pending.remove(entry.id)
                 $0.pending.add(entry, localIDs: $0.localIDs)
             }
             emit(.queued(entry))

@@ -50,6 +50,17 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// For a create (`POST`), the id its record holds until the server names its own (see
     /// ``Depot/QueuedWrite/localID``); `nil` for other writes.
     public var localID: JSONValue?
+    /// What a `PUT`, `PATCH` or `DELETE` was made on (see ``base``); `nil` for a create, or a
+    /// record the store held no answer for when the write was queued.
+    var writeBase: WriteBase?
+
+    /// The record as the user saw it when the write was queued (the stored answer it was made
+    /// on, with the writes queued before it laid over): what a replay compares the server's
+    /// record with to find another device's changes (see ``OutboxConflict``). `nil` for a
+    /// create, or a record the store held no answer for: such a write is sent as made.
+    public var base: JSONValue? {
+        writeBase.map { .object($0.record) }
+    }
 
     /// Creates an entry (the outbox creates them; tests and previews may too). Without a
     /// `resource`, the path is read as one by json-server's convention
@@ -59,6 +70,19 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
         query: [URLQueryItem], headers: HTTPHeaders, body: Data?, idempotencyKey: String, queuedAt: Date,
         state: State, localID: JSONValue? = nil
     ) {
+        self.init(
+            id: id, position: position, method: method, path: path, resource: resource, query: query,
+            headers: headers, body: body, idempotencyKey: idempotencyKey, queuedAt: queuedAt, state: state,
+            localID: localID, writeBase: nil)
+    }
+
+    /// An entry with the base its write was made on (the outbox's own).
+    init(
+        id: String, position: Int, method: HTTPMethod, path: String, resource: RequestResource?,
+        query: [URLQueryItem], headers: HTTPHeaders, body: Data?, idempotencyKey: String, queuedAt: Date,
+        state: State, localID: JSONValue?, writeBase: WriteBase?
+    ) {
+        self.writeBase = writeBase
         self.localID = localID
         self.id = id
         self.position = position
@@ -101,6 +125,18 @@ public struct OutboxEntry: Sendable, Hashable, Identifiable {
     /// Whether the entry waits for a replay (not kept after a refusal).
     public var isQueued: Bool {
         state == .queued
+    }
+
+    /// The conflict a kept entry waits with; `nil` for a queued entry or a refusal.
+    public var conflict: OutboxConflict? {
+        if case .kept(let refusal) = state { return refusal.conflict }
+        return nil
+    }
+
+    /// Whether reads show the write as applied: while it is queued, and while it is kept with
+    /// a conflict the app has not resolved (a refusal rolls it back).
+    var showsInReads: Bool {
+        isQueued || conflict != nil
     }
 
     /// The request a replay sends through the rest of the chain: the stored one, with its
@@ -147,13 +183,18 @@ public struct OutboxRefusal: Sendable, Hashable {
     public var body: Data
     /// When the refusal arrived.
     public var refusedAt: Date
+    /// The conflict the entry was kept for (see ``ConflictPolicy/keepForApp``), or `nil` for a
+    /// refusal of the server's.
+    public var conflict: OutboxConflict?
 
-    /// Creates the description of a refusal.
-    public init(status: Int?, message: String?, body: Data, refusedAt: Date) {
+    /// Creates the description of a refusal, or of a conflict kept for the app.
+    public init(status: Int?, message: String?, body: Data, refusedAt: Date, conflict: OutboxConflict? = nil)
+    {
         self.status = status
         self.message = message
         self.body = body
         self.refusedAt = refusedAt
+        self.conflict = conflict
     }
 
     /// The refusal as the error a caller would have received.

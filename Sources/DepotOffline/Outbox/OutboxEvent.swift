@@ -11,6 +11,7 @@ import Foundation
 ///     case .kept(let entry, let error): askUser(about: entry, because: error)
 ///     case .discarded(let entry): forget(entry.id)
 ///     case .created(_, let localID, let serverID): selection.replace(localID, with: serverID)
+///     case .conflict(let entry, let conflict): compare(entry.id, conflict.mine, conflict.theirs)
 ///     }
 /// }
 /// ```
@@ -35,12 +36,18 @@ public enum OutboxEvent: Sendable, Hashable {
     /// after the create are sent with it, and reads by the local id answer the server's
     /// record.
     case created(OutboxEntry, localID: JSONValue, serverID: JSONValue)
+    /// A replay found that another device changed the record this `PUT`, `PATCH` or `DELETE`
+    /// was made on, in a way that collides with it (see ``OutboxConflict``), and
+    /// ``OfflinePolicy/onConflict`` decided: the entry is kept for the app (its state
+    /// ``OutboxEntry/State/kept(_:)``, with the conflict in ``OutboxRefusal/conflict``, and
+    /// reads go on showing it), or ``discarded(_:)`` or ``sent(_:_:)`` follows.
+    case conflict(OutboxEntry, OutboxConflict)
 
     /// The entry the event is about (as it stands after the event).
     public var entry: OutboxEntry {
         switch self {
         case .queued(let entry), .sent(let entry, _), .kept(let entry, _), .discarded(let entry),
-            .created(let entry, _, _):
+            .created(let entry, _, _), .conflict(let entry, _):
             return entry
         }
     }

@@ -34,17 +34,22 @@ public struct OutboxReplayReport: Sendable, Hashable {
 
     /// How many entries the server accepted (now removed from the store).
     public var sent: Int
-    /// How many entries the server refused (kept for the app to resolve).
+    /// How many entries the server refused, or that met a conflict kept for the app (see
+    /// ``ConflictPolicy/keepForApp``): kept for the app to resolve.
     public var kept: Int
+    /// How many entries a conflict dropped unsent (``ConflictPolicy/serverWins``, or a
+    /// ``ConflictPolicy/merge(_:)`` function that returned `nil`).
+    public var dropped: Int
     /// How many entries are still queued after the replay.
     public var remaining: Int
     /// Why the replay ended.
     public var ending: Ending
 
     /// Creates a report.
-    public init(sent: Int, kept: Int, remaining: Int, ending: Ending) {
+    public init(sent: Int, kept: Int, dropped: Int = 0, remaining: Int, ending: Ending) {
         self.sent = sent
         self.kept = kept
+        self.dropped = dropped
         self.remaining = remaining
         self.ending = ending
     }

@@ -24,8 +24,11 @@ final class OutboxReplayer: @unchecked Sendable {
         var next: Send?
         /// Whether a replay runs in this process.
         var running = false
-        /// Sent and kept by the running replay so far.
-        var progress: (sent: Int, kept: Int) = (0, 0)
+        /// Sent, kept and dropped by the running replay so far.
+        var progress: (sent: Int, kept: Int, dropped: Int) = (0, 0, 0)
+        /// The store whose outbox this sends (weak: the store holds this replayer): where the
+        /// records a replay reads are stored.
+        weak var store: OfflineStore?
         /// Callers of `replay()` waiting for the running one.
         var waiters: [CheckedContinuation<OutboxReplayReport, Never>] = []
     }
@@ -41,6 +44,16 @@ final class OutboxReplayer: @unchecked Sendable {
     init(outbox: Outbox) {
         self.outbox = outbox
         outbox.register(self)
+    }
+
+    /// Names the store whose outbox this sends, once it is made.
+    func attach(to store: OfflineStore) {
+        withFields { $0.store = store }
+    }
+
+    /// The store whose outbox this sends; `nil` once it is released.
+    var store: OfflineStore? {
+        withFields { $0.store }
     }
 
     // MARK: - The middleware's side
@@ -85,8 +98,12 @@ final class OutboxReplayer: @unchecked Sendable {
     /// fails before any answer or when it must wait behind entries (see ``Outbox``), with the
     /// header fields the policy's redaction names dropped from what is stored, up to the
     /// policy's ``OfflinePolicy/maxQueuedWrites``.
+    ///
+    /// `base` reads what the write is made on (see ``WriteBase``): called only when the write
+    /// is queued, on this replayer's queue, before the write is committed.
     func send(
-        _ request: BackendRequest, through next: @escaping Send, policy: OfflinePolicy
+        _ request: BackendRequest, through next: @escaping Send, policy: OfflinePolicy,
+        base: @escaping @Sendable () -> WriteBase?
     ) -> Future<BackendResponse, ServiceError> {
         var request = request
         if !request.headers.contains(Outbox.idempotencyKeyField) {
@@ -104,7 +121,7 @@ final class OutboxReplayer: @unchecked Sendable {
                     try outbox.waitsBehindEntries(write, connection)
                 })) == false
             {
-                return attempt(write, through: next, policy: policy, promise: promise)
+                return attempt(write, through: next, policy: policy, base: base, promise: promise)
             }
             let token = CancellationToken()
             // Otherwise on the replayer's queue: the look at the file may wait for another
@@ -112,10 +129,10 @@ final class OutboxReplayer: @unchecked Sendable {
             queue.async { [self] in
                 guard !token.isCancelled else { return promise(.failure(.cancelled)) }
                 // The look and, behind entries, the queuing, under one hold of the store's lock.
-                switch outbox.queueIfBehindEntries(write, policy: policy) {
+                switch outbox.queueIfBehindEntries(write, policy: policy, base: base()) {
                 case .notBehind, .unknown:
                     // When the store cannot tell, better sent out of order than not at all.
-                    let attempt = attempt(write, through: next, policy: policy, promise: promise)
+                    let attempt = attempt(write, through: next, policy: policy, base: base, promise: promise)
                     token.onCancel { attempt.cancel() }
                 case .queued(let entry):
                     // Behind entries: queued too; a replay sends them all in order. It starts
@@ -136,7 +153,7 @@ final class OutboxReplayer: @unchecked Sendable {
     /// Sends `write` once; queues it when it fails before any answer (and the outbox has room).
     private func attempt(
         _ write: BackendRequest, through next: Send, policy: OfflinePolicy,
-        promise: Future<BackendResponse, ServiceError>.Promise
+        base: @escaping @Sendable () -> WriteBase?, promise: Future<BackendResponse, ServiceError>.Promise
     ) -> any Cancellable {
         next(write).start { [self] result in
             guard case .failure(let failure) = result, Self.failedBeforeAnswer(failure) else {
@@ -146,7 +163,8 @@ final class OutboxReplayer: @unchecked Sendable {
             queue.async { [self] in
                 do {
                     promise(
-                        .failure(.queued(try outbox.enqueue(write, policy: policy).queuedWrite)))
+                        .failure(.queued(try outbox.enqueue(write, policy: policy, base: base()).queuedWrite))
+                    )
                 } catch {
                     // Nothing was queued: the caller gets the transport error itself.
                     promise(.failure(failure))
@@ -241,6 +259,7 @@ final class OutboxReplayer: @unchecked Sendable {
     private func runReplay(through send: @escaping Send) async {
         var sent = 0
         var kept = 0
+        var dropped = 0
         var ending: OutboxReplayReport.Ending
         do {
             try await takeLease()
@@ -261,9 +280,9 @@ final class OutboxReplayer: @unchecked Sendable {
                     let (waiters, report) = withFields { fields in
                         fields.running = false
                         let report = OutboxReplayReport(
-                            sent: fields.progress.sent, kept: fields.progress.kept, remaining: remaining,
-                            ending: .finished)
-                        fields.progress = (0, 0)
+                            sent: fields.progress.sent, kept: fields.progress.kept,
+                            dropped: fields.progress.dropped, remaining: remaining, ending: .finished)
+                        fields.progress = (0, 0, 0)
                         defer { fields.waiters = [] }
                         return (fields.waiters, report)
                     }
@@ -283,20 +302,23 @@ final class OutboxReplayer: @unchecked Sendable {
                 ending = .interrupted(.timedOut)
                 break replaying
             }
-            // Its own context: no caller's receipt or watch; marked as this replay's.
-            var request = outbox.rewritingLocalIDs(entry.request)
-            request.context = RequestContext(
-                receipt: nil, storedOnly: false, reads: nil, replay: ObjectIdentifier(self))
-            let result = await send(request).result
+            // Sent as made, or checked against the server's record first (see `deliver`).
+            let delivery = await deliver(entry, through: send)
             do {
-                switch result {
-                case .success(let response):
-                    try outbox.recordSent(entry, response: response)
+                switch delivery.outcome {
+                case .sent(let response):
+                    try outbox.recordSent(entry, response: response, conflict: delivery.conflict)
                     sent += 1
-                case .failure(let error) where Self.isRefusal(error):
-                    try outbox.recordKept(entry, error: error)
+                case .refused(let error):
+                    try outbox.recordKept(entry, error: error, conflict: delivery.conflict)
                     kept += 1
-                case .failure(let error):
+                case .keep(let conflict):
+                    try outbox.recordKept(entry, error: nil, conflict: conflict)
+                    kept += 1
+                case .drop(let conflict):
+                    try outbox.recordDropped(entry, conflict: conflict)
+                    dropped += 1
+                case .interrupted(let error):
                     ending = .interrupted(error)
                     break replaying
                 }
@@ -304,18 +326,19 @@ final class OutboxReplayer: @unchecked Sendable {
                 ending = .storeFailed(error)
                 break
             }
-            // Sent and kept so far are reported to whoever waits when the loop ends.
-            withFields { $0.progress = (sent, kept) }
+            // Sent, kept and dropped so far are reported to whoever waits when the loop ends.
+            withFields { $0.progress = (sent, kept, dropped) }
         }
         // A lease not given back ends with its duration (or its process).
         outbox.releaseLease()
         let waiters = withFields { fields in
             fields.running = false
-            fields.progress = (0, 0)
+            fields.progress = (0, 0, 0)
             defer { fields.waiters = [] }
             return fields.waiters
         }
-        let report = OutboxReplayReport(sent: sent, kept: kept, remaining: outbox.queuedCount, ending: ending)
+        let report = OutboxReplayReport(
+            sent: sent, kept: kept, dropped: dropped, remaining: outbox.queuedCount, ending: ending)
         for waiter in waiters { waiter.resume(returning: report) }
     }
 

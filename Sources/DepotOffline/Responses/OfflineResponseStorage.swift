@@ -77,15 +77,46 @@ public final class OfflineResponseStorage: ResponseStorage {
             "SELECT id, status, headers, body, varying, stored_at FROM answers WHERE \(Self.keyMatch)",
             Self.values(of: key)
         ) { row throws(OfflineStoreError) -> (Int64, StoredResponse) in
-            guard let headers = FieldCoding.decodeHeaders(row.blob(2)),
-                let varying = FieldCoding.decodeVarying(row.blob(4))
-            else {
-                throw OfflineStoreError(.corrupt, path: path, message: "a stored response cannot be read")
-            }
-            let response = BackendResponse(status: Int(row.integer(1)), headers: headers, body: row.blob(3))
-            let storedAt = Date(timeIntervalSince1970: row.real(5))
-            return (row.integer(0), StoredResponse(response, storedAt: storedAt, varying: varying))
+            (row.integer(0), try Self.storedResponse(row, from: 1, path: path))
         }.first
+    }
+
+    /// The `GET` answers stored for `path` with any query, for `account`, newest first (at
+    /// most `limit` from the file, after those waiting in memory): the listings of a
+    /// collection a record may be found in. Nothing becomes more recently used.
+    func storedListings(of path: String, account: String, limit: Int) throws(OfflineStoreError)
+        -> [StoredResponse]
+    {
+        let databasePath = store.database.path
+        let waiting = store.responseWriter.waitingResponses(forPath: path, account: account)
+            .sorted { $0.storedAt > $1.storedAt }
+        return try waiting
+            + store.database.withConnection { connection throws(OfflineStoreError) in
+                try connection.query(
+                    """
+                    SELECT status, headers, body, varying, stored_at FROM answers
+                    WHERE method = 'GET' AND path = ? AND account = ? ORDER BY stored_at DESC LIMIT ?
+                    """, [.text(path), .text(account), .integer(Int64(limit))]
+                ) { row throws(OfflineStoreError) -> StoredResponse in
+                    try Self.storedResponse(row, from: 0, path: databasePath)
+                }
+            }
+    }
+
+    /// The response in a row's columns `status, headers, body, varying, stored_at`, the first
+    /// at `column`.
+    private static func storedResponse(_ row: SQLiteStatement, from column: Int32, path: String)
+        throws(OfflineStoreError) -> StoredResponse
+    {
+        guard let headers = FieldCoding.decodeHeaders(row.blob(column + 1)),
+            let varying = FieldCoding.decodeVarying(row.blob(column + 3))
+        else {
+            throw OfflineStoreError(.corrupt, path: path, message: "a stored response cannot be read")
+        }
+        let response = BackendResponse(
+            status: Int(row.integer(column)), headers: headers, body: row.blob(column + 2))
+        return StoredResponse(
+            response, storedAt: Date(timeIntervalSince1970: row.real(column + 4)), varying: varying)
     }
 
     /// Replaces the response stored for `key` with `response` (or removes it, for `nil`) while

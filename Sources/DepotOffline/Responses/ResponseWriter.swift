@@ -155,6 +155,15 @@ final class ResponseWriter: @unchecked Sendable {
         withState { $0.responses[key]?.response }
     }
 
+    /// The responses waiting to be written for a `GET` of `path` with any query, for `account`.
+    func waitingResponses(forPath path: String, account: String) -> [StoredResponse] {
+        withState { state in
+            state.responses.compactMap { key, waiting in
+                key.method == .get && key.path == path && key.account == account ? waiting.response : nil
+            }
+        }
+    }
+
     /// Writes the waiting responses, at most ``batchLimit`` in one transaction (a write of the
     /// rest follows at once); call on the writer's queue. Returns whether more are waiting.
     @discardableResult
@@ -213,5 +222,21 @@ final class ResponseWriter: @unchecked Sendable {
 
     private func withState<T>(_ body: (inout Waiting) -> T) -> T {
         state.withLock(body)
+    }
+}
+
+extension ResponseWriter {
+    /// Stores `response`, the answer to the `GET` `request`, under `key`, as `.offline(store)`
+    /// stores what a read received: unless ``OfflinePolicy/storesResponse`` or the rules of
+    /// ``Depot/StoredResponse/storable(_:for:redaction:)`` keep it out.
+    func storeAnswer(
+        _ response: BackendResponse, to request: BackendRequest, key: StoredResponseKey,
+        policy: OfflinePolicy,
+        in storage: OfflineResponseStorage, generation: Int
+    ) {
+        guard policy.storesResponse(request, response),
+            let stored = StoredResponse.storable(response, for: request, redaction: policy.redaction)
+        else { return }
+        store(stored, for: key, in: storage, generation: generation)
     }
 }

@@ -86,6 +86,7 @@ public final class OfflineStore: Sendable {
         outbox = try Outbox(database: database)
         replayer = OutboxReplayer(outbox: outbox)
         responseWriter = ResponseWriter(queue: responseQueue, database: database, delay: writeDelay)
+        replayer.attach(to: self)
     }
 
     /// Opens the store at `url` as ``init(at:)`` does, writing the responses `.offline(store)`

@@ -19,7 +19,9 @@ enum StoreSchema {
     static let applicationID: Int32 = 0x4470_6F74
 
     /// Every step, in order; the last one's version is the current schema version.
-    static let migrations: [SchemaMigration] = [version1, version2, version3, version4, version5, version6]
+    static let migrations: [SchemaMigration] = [
+        version1, version2, version3, version4, version5, version6, version7,
+    ]
 
     /// The current schema version.
     static var currentVersion: Int { migrations.last?.version ?? 0 }
@@ -178,6 +180,26 @@ enum StoreSchema {
         sql: """
             ALTER TABLE outbox ADD COLUMN addressed TEXT;
             ALTER TABLE outbox_outcomes ADD COLUMN addressed TEXT;
+            """
+    )
+
+    /// Conflicts: what each queued `PUT`, `PATCH` or `DELETE` was made on, and the conflict a
+    /// kept one waits with.
+    ///
+    /// - `outbox.base`: the record as reads showed it when the write was queued (a JSON
+    ///   object), `NULL` for a create or a record the store held no answer for;
+    ///   `base_etag` and `base_last_modified` the stored answer's strong `ETag` and
+    ///   `Last-Modified`, while they still describe that record.
+    /// - `outbox.conflict`: for an entry kept after a conflict (state `kept`), the conflict as
+    ///   JSON (its kind, the colliding fields, base, mine and theirs), so that it still
+    ///   explains itself after a restart and reads keep showing the write.
+    static let version7 = SchemaMigration(
+        version: 7,
+        sql: """
+            ALTER TABLE outbox ADD COLUMN base TEXT;
+            ALTER TABLE outbox ADD COLUMN base_etag TEXT;
+            ALTER TABLE outbox ADD COLUMN base_last_modified TEXT;
+            ALTER TABLE outbox ADD COLUMN conflict TEXT;
             """
     )
 }

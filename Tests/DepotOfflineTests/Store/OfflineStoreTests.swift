@@ -13,7 +13,7 @@ struct OfflineStoreTests {
             let store = try OfflineStore(at: url)
             #expect(url.exists)
             #expect(try store.fileVersion == OfflineStore.schemaVersion)
-            #expect(OfflineStore.schemaVersion == 6)
+            #expect(OfflineStore.schemaVersion == 7)
             #expect(try store.integer("PRAGMA application_id") == Int64(StoreSchema.applicationID))
             #expect(try store.integer("PRAGMA synchronous") == 2)  // FULL
             let mode = try store.database.withConnection { connection throws(OfflineStoreError) in

@@ -174,7 +174,8 @@ func firstEvents(
 }
 
 extension OutboxEvent {
-    /// `queued`, `sent`, `kept`, `discarded` or `created`, with the entry's id: for comparing sequences.
+    /// `queued`, `sent`, `kept`, `discarded`, `created` or `conflict`, with the entry's id: for
+    /// comparing sequences.
     var summary: String {
         switch self {
         case .queued(let entry): "queued \(entry.id)"
@@ -182,6 +183,7 @@ extension OutboxEvent {
         case .kept(let entry, _): "kept \(entry.id)"
         case .discarded(let entry): "discarded \(entry.id)"
         case .created(let entry, _, _): "created \(entry.id)"
+        case .conflict(let entry, _): "conflict \(entry.id)"
         }
     }
 }

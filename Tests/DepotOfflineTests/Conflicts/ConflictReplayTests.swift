@@ -1,0 +1,381 @@
+import Depot
+import DepotInMemory
+import Foundation
+import Testing
+
+@testable import DepotOffline
+
+// Replays that meet another device's writes, on InMemoryBackend as json-server: no validator
+// it checks, so the replay reads the record and compares it with the base.
+
+private struct Post: Codable, Identifiable, Sendable, Equatable {
+    var id: Int
+    var title: String
+    var body: String
+    var views: Int
+}
+
+private struct NewPost: Encodable, Sendable {
+    var title: String
+    var body: String
+    var views: Int
+}
+
+private struct PostRepository: CRUDRepository {
+    typealias Entity = Post
+    let backend: any Backend
+    let name = "posts"
+}
+
+/// One device with its store on a real file, reading and writing through `.offline(store)`
+/// over a network it can cut; the other device writes to the server directly.
+private struct Devices {
+    let folder: TemporaryFolder
+    let server: InMemoryBackend
+    let network: SwitchableBackend
+    let store: OfflineStore
+    let policy: OfflinePolicy
+
+    init(policy: OfflinePolicy = OfflinePolicy()) throws {
+        folder = try TemporaryFolder()
+        let posts = (1...3).map { #"{"id": \#($0), "title": "T\#($0)", "body": "B\#($0)", "views": \#($0)}"# }
+        server = try InMemoryBackend(database: Data(#"{"posts": [\#(posts.joined(separator: ","))]}"#.utf8))
+        network = SwitchableBackend(server: server)
+        store = try OfflineStore(at: folder.file("depot.sqlite"))
+        self.policy = policy
+    }
+
+    /// This device's posts, through `.offline(store)`.
+    var mine: PostRepository { PostRepository(backend: network.with(.offline(store, policy: policy))) }
+    /// The other device's posts: straight to the server.
+    var theirs: PostRepository { PostRepository(backend: server) }
+
+    /// The server's post `id`, `nil` when it has none.
+    func onServer(_ id: Int) -> Post? {
+        try? JSONDecoder().decode(
+            Post.self, from: JSONEncoder().encode(server.records(in: "posts").first { $0["id"] == .int(id) }))
+    }
+
+    /// Reads post `id` online (so the store holds it), then cuts the network.
+    func readThenGoOffline(_ ids: Int...) async throws {
+        for id in ids { _ = try await mine.findByID(id).value }
+        network.isDown = true
+    }
+
+    /// Brings the network back and replays, collecting the first `count` events of the replay.
+    /// A replay started in the background while the network was down (a write queued behind
+    /// another starts one) may end interrupted, or do the work before this one starts: with
+    /// more than one write queued, the report may not be the one that sent them.
+    func replay(expecting count: Int) async -> (OutboxReplayReport, [OutboxEvent]) {
+        let events = store.outbox.events
+        network.isDown = false
+        var report = await store.outbox.replay()
+        for _ in 0..<5 where report.ending != .finished { report = await store.outbox.replay() }
+        return (report, await firstEvents(count, of: events))
+    }
+}
+
+@Suite("Conflicts: replay reads the record and merges (json-server)")
+struct ConflictReplayTests {
+    // MARK: - Merged: both edits stand
+
+    @Test("a PUT of one field and another device's edit of another: the merged record is sent")
+    func disjointPut() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        _ = queued(await devices.mine.update(Post(id: 1, title: "Mine", body: "B1", views: 1)).result)
+        _ = try await devices.theirs.patch(1, with: ["body": "Theirs"]).value
+
+        let (report, events) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1 && report.kept == 0)
+        #expect(events.map(\.summary).first?.hasPrefix("sent") == true)
+        #expect(devices.onServer(1) == Post(id: 1, title: "Mine", body: "Theirs", views: 1))
+        // The read before the write, then the merged PUT.
+        let sent = devices.network.attempts.suffix(2).map { "\($0.method.rawValue) \($0.path)" }
+        #expect(sent == ["GET posts/1", "PUT posts/1"])
+    }
+
+    @Test("a PATCH of one field and another device's edit of another: only the changed field is sent")
+    func disjointPatch() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        // The app sends a field it did not change (views) with one it did (title).
+        _ = queued(await devices.mine.patch(1, with: ["title": "Mine", "views": 1]).result)
+        _ = try await devices.theirs.patch(1, with: ["views": 50]).value
+
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1)
+        #expect(devices.onServer(1) == Post(id: 1, title: "Mine", body: "B1", views: 50))
+        let patch = devices.network.attempts.last
+        #expect(patch?.method == .patch)
+        #expect(
+            patch.flatMap { $0.body }.flatMap { try? JSONDecoder().decode(JSONValue.self, from: $0) } == [
+                "title": "Mine"
+            ])
+    }
+
+    @Test("nobody else wrote: the write is sent as made, after one read")
+    func unchanged() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let write = queued(await devices.mine.patch(1, with: ["title": "Mine"]).result)
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1)
+        #expect(devices.onServer(1)?.title == "Mine")
+        let last = devices.network.attempts.suffix(2)
+        #expect(last.map(\.method) == [.get, .patch])
+        #expect(last.last?.body == Data(#"{"title":"Mine"}"#.utf8))
+        #expect(last.last?.headers["Idempotency-Key"] == write?.idempotencyKey)
+    }
+
+    @Test("two offline edits of one record: the second is made on the first's result, and both merge")
+    func chainOfEdits() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        _ = queued(await devices.mine.patch(1, with: ["title": "First"]).result)
+        _ = queued(await devices.mine.update(Post(id: 1, title: "First", body: "B1", views: 7)).result)
+        let entries = try devices.store.outbox.entries()
+        #expect(
+            entries.map(\.base) == [
+                ["id": 1, "title": "T1", "body": "B1", "views": 1],
+                ["id": 1, "title": "First", "body": "B1", "views": 1],
+            ])
+        _ = try await devices.theirs.patch(1, with: ["body": "Theirs"]).value
+
+        // The second write, queued behind the first, may have started a replay already: the
+        // events tell what was sent.
+        let events = devices.store.outbox.events
+        devices.network.isDown = false
+        #expect(await replayAll(devices.store) == 0)
+        let summaries = await firstEvents(2, of: events).map(\.summary)
+        #expect(summaries.count == 2 && summaries.allSatisfy { $0.hasPrefix("sent") })
+        #expect(devices.onServer(1) == Post(id: 1, title: "First", body: "Theirs", views: 7))
+    }
+
+    @Test("a record created offline and then edited has no base: no read, no conflict")
+    func localCreateThenEdit() async throws {
+        let devices = try Devices()
+        devices.network.isDown = true
+        let created = queued(await devices.mine.create(NewPost(title: "New", body: "b", views: 0)).result)
+        let id = try #require(created?.localID?.intValue)
+        _ = queued(await devices.mine.patch(id, with: ["title": "Newer"]).result)
+        #expect(try devices.store.outbox.entries().map(\.base) == [nil, nil])
+
+        devices.network.isDown = false
+        #expect(await replayAll(devices.store) == 0)
+        #expect(devices.server.records(in: "posts").last?["title"] == "Newer")
+        #expect(!devices.network.attempts.contains { $0.method == .get })
+    }
+
+    @Test("a record read only in a listing is the base of an edit")
+    func baseFromListing() async throws {
+        let devices = try Devices()
+        _ = try await devices.mine.findAll().value
+        devices.network.isDown = true
+        _ = queued(await devices.mine.patch(2, with: ["title": "Mine"]).result)
+        #expect(
+            try devices.store.outbox.entries().first?.base == [
+                "id": 2, "title": "T2", "body": "B2", "views": 2,
+            ])
+        _ = try await devices.theirs.patch(2, with: ["title": "Theirs"]).value
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.kept == 1)
+        #expect(devices.onServer(2)?.title == "Theirs")
+    }
+
+    @Test("deleted on both sides: the delete leaves the outbox, nothing kept")
+    func deletedOnBothSides() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(3)
+        _ = queued(await devices.mine.delete(id: 3).result)
+        _ = try await devices.theirs.delete(id: 3).value
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1 && report.kept == 0 && report.remaining == 0)
+        #expect(devices.network.attempts.last?.method == .get)
+    }
+
+    // MARK: - Conflicts, by policy
+
+    @Test(
+        "the same field, kept for the app: the event carries base, mine and theirs; reads show mine; the server keeps theirs"
+    )
+    func sameFieldKept() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let write = queued(await devices.mine.patch(1, with: ["title": "Mine"]).result)
+        _ = queued(await devices.mine.patch(1, with: ["views": 2]).result)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+
+        // The replay started in the background when the second write was queued may be the one
+        // that meets the conflict: the events and the entries tell, not the report.
+        let (_, events) = await devices.replay(expecting: 1)
+        #expect(devices.store.outbox.queuedCount == 1)
+        guard case .conflict(let entry, let conflict)? = events.first else {
+            Issue.record("expected a conflict, got \(events)")
+            return
+        }
+        #expect(entry.id == write?.id)
+        #expect(conflict.kind == .sameFields && conflict.fields == ["title"])
+        #expect(conflict.base == ["id": 1, "title": "T1", "body": "B1", "views": 1])
+        #expect(conflict.mine == ["id": 1, "title": "Mine", "body": "B1", "views": 1])
+        #expect(conflict.theirs == ["id": 1, "title": "Theirs", "body": "B1", "views": 1])
+        #expect(devices.onServer(1)?.title == "Theirs")
+        // Kept, with the write behind it held, and both still shown.
+        let kept = try devices.store.outbox.entries()
+        #expect(kept.map(\.isQueued) == [false, true])
+        #expect(kept.first?.conflict == conflict)
+        #expect(try await devices.mine.findByID(1).value == Post(id: 1, title: "Mine", body: "B1", views: 2))
+
+        // Across a restart too (the stored answers written first: a restart loses the last
+        // tenth of a second's).
+        devices.store.flush()
+        let reopened = try OfflineStore(at: devices.folder.file("depot.sqlite"))
+        #expect(try reopened.outbox.entries().first?.conflict == conflict)
+        devices.network.isDown = true
+        let offline = PostRepository(backend: devices.network.with(.offline(reopened)))
+        #expect(try await offline.findByID(1).value.title == "Mine")
+    }
+
+    @Test("resolve(_:with:) sends the app's record as a PUT, then the writes held behind it")
+    func resolveWithRecord() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let write = try #require(queued(await devices.mine.patch(1, with: ["title": "Mine"]).result))
+        _ = queued(await devices.mine.patch(1, with: ["views": 2]).result)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+        _ = await devices.replay(expecting: 1)
+
+        let events = devices.store.outbox.events
+        #expect(
+            try devices.store.outbox.resolve(write.id, with: ["title": "Both", "body": "B1", "views": 1]))
+        #expect(try await devices.mine.findByID(1).value.title == "Both")
+        _ = await firstEvents(3, of: events)  // queued, sent, sent
+        #expect(await replayAll(devices.store) == 0)
+        #expect(devices.onServer(1) == Post(id: 1, title: "Both", body: "B1", views: 2))
+        #expect(try !devices.store.outbox.resolve("no-such-entry", with: nil))
+    }
+
+    @Test("resolve(_:with: nil) drops the write; the server keeps theirs")
+    func resolveWithNil() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let write = try #require(queued(await devices.mine.patch(1, with: ["title": "Mine"]).result))
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+        _ = await devices.replay(expecting: 1)
+        #expect(try devices.store.outbox.resolve(write.id, with: nil))
+        #expect(try devices.store.outbox.entries().isEmpty)
+        #expect(devices.onServer(1)?.title == "Theirs")
+    }
+
+    @Test("retry(_:) of a conflict puts my changes over theirs")
+    func retryRebases() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let write = try #require(queued(await devices.mine.patch(1, with: ["title": "Mine"]).result))
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs", "body": "Theirs"]).value
+        _ = await devices.replay(expecting: 1)
+        #expect(try devices.store.outbox.retry(write.id))
+        #expect(await replayAll(devices.store) == 0)
+        #expect(devices.onServer(1) == Post(id: 1, title: "Mine", body: "Theirs", views: 1))
+    }
+
+    @Test(".serverWins drops the write with an event; reads show the server's record")
+    func serverWins() async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: .serverWins))
+        try await devices.readThenGoOffline(1)
+        _ = queued(await devices.mine.patch(1, with: ["title": "Mine"]).result)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+
+        let (report, events) = await devices.replay(expecting: 2)
+        #expect(report.dropped == 1 && report.sent == 0 && report.kept == 0 && report.remaining == 0)
+        #expect(
+            events.map { $0.summary.split(separator: " ").first.map(String.init) } == [
+                "conflict", "discarded",
+            ])
+        #expect(devices.onServer(1)?.title == "Theirs")
+        devices.network.isDown = true
+        #expect(try await devices.mine.findByID(1).value.title == "Theirs")
+        #expect(try devices.store.outbox.recentOutcomes().last?.decision == .discarded)
+    }
+
+    @Test(".clientWins sends the write as made")
+    func clientWins() async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: .clientWins))
+        try await devices.readThenGoOffline(1)
+        _ = queued(await devices.mine.update(Post(id: 1, title: "Mine", body: "B1", views: 1)).result)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs", "views": 9]).value
+
+        let (report, events) = await devices.replay(expecting: 2)
+        #expect(report.sent == 1)
+        #expect(
+            events.map { $0.summary.split(separator: " ").first.map(String.init) } == ["conflict", "sent"])
+        #expect(devices.onServer(1) == Post(id: 1, title: "Mine", body: "B1", views: 1))
+    }
+
+    @Test(".merge sends what the app's function returns, made from base, mine and theirs")
+    func mergeFunction() async throws {
+        let seen = Locked<OutboxConflict?>(nil)
+        let policy = OfflinePolicy(
+            onConflict: .merge { conflict in
+                seen.withLock { $0 = conflict }
+                guard case .object(var record)? = conflict.theirs,
+                    case .string(let mine)? = conflict.mine?["title"],
+                    case .string(let theirs)? = record["title"]
+                else { return nil }
+                record["title"] = .string(mine + " & " + theirs)
+                return .object(record)
+            })
+        let devices = try Devices(policy: policy)
+        try await devices.readThenGoOffline(1)
+        _ = queued(await devices.mine.patch(1, with: ["title": "Mine"]).result)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs", "views": 9]).value
+
+        let (report, _) = await devices.replay(expecting: 2)
+        #expect(report.sent == 1)
+        #expect(seen.withLock { $0 }?.base?["title"] == "T1")
+        #expect(devices.onServer(1) == Post(id: 1, title: "Mine & Theirs", body: "B1", views: 9))
+    }
+
+    @Test(".merge returning nil drops the write")
+    func mergeFunctionDrops() async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: .merge { _ in nil }))
+        try await devices.readThenGoOffline(1)
+        _ = queued(await devices.mine.patch(1, with: ["title": "Mine"]).result)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+        let (report, _) = await devices.replay(expecting: 2)
+        #expect(report.dropped == 1)
+        #expect(devices.onServer(1)?.title == "Theirs")
+    }
+
+    @Test("a delete of a record another device changed is a conflict; the record stays")
+    func deleteOfChanged() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(2)
+        _ = queued(await devices.mine.delete(id: 2).result)
+        _ = try await devices.theirs.patch(2, with: ["views": 99]).value
+        let (report, events) = await devices.replay(expecting: 1)
+        #expect(report.kept == 1)
+        guard case .conflict(_, let conflict)? = events.first else {
+            Issue.record("expected a conflict, got \(events)")
+            return
+        }
+        #expect(conflict.kind == .deletedWhereChanged && conflict.mine == nil)
+        #expect(devices.onServer(2)?.views == 99)
+    }
+
+    @Test("an edit of a record another device deleted is a conflict, with theirs nil")
+    func editOfDeleted() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(2)
+        _ = queued(await devices.mine.patch(2, with: ["title": "Mine"]).result)
+        _ = try await devices.theirs.delete(id: 2).value
+        let (report, events) = await devices.replay(expecting: 1)
+        #expect(report.kept == 1)
+        guard case .conflict(_, let conflict)? = events.first else {
+            Issue.record("expected a conflict, got \(events)")
+            return
+        }
+        #expect(conflict.kind == .changedWhereDeleted && conflict.theirs == nil)
+        #expect(devices.onServer(2) == nil)
+    }
+}
