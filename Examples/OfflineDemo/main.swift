@@ -123,7 +123,14 @@ describe("PATCH /posts/1", await posts.patch(1, with: ["title": "Edited offline"
 describe("DELETE /posts/2", await posts.delete(id: 2).result)
 await listPosts("GET /posts?userId=1")
 
-print("\n== 5. The network is back: replaying the outbox")
+print("\n== 5. Meanwhile another device, online, edits post 1 too")
+let otherDevice = PostRepository(backend: server)
+let elsewhere = await otherDevice.patch(
+    1, with: ["title": "Retitled elsewhere", "body": "Rewritten elsewhere."]
+).result
+print("  PATCH /posts/1 title and body: \((try? elsewhere.get()).map { _ in "done" } ?? "failed")")
+
+print("\n== 6. The network is back: replaying the outbox")
 // Counted and subscribed before the network returns, so no event comes before the listener.
 let events = store.outbox.events
 let pending = try store.outbox.entries().filter(\.isQueued).count
@@ -148,7 +155,11 @@ let listener = Task {
                 "  /\(entry.path) \(text(localID)) is #\(text(serverID)) on the server: later writes and reads use it"
             )
         case .conflict(let entry, let conflict):
-            print("  conflict on /\(entry.path): \(conflict.kind.rawValue) \(conflict.fields)")
+            print(
+                "  conflict on \(entry.method.rawValue) /\(entry.path): both changed \(conflict.fields), kept for the app"
+            )
+            // Kept for the app (the default policy): no other event follows for it.
+            if entry.conflict != nil { reported += 1 }
         case .queued, .discarded:
             break
         }
@@ -161,6 +172,20 @@ if report.sent + report.kept < pending { listener.cancel() }
 await listener.value
 print("  replay: \(report.sent) sent, \(report.kept) kept, \(report.remaining) left")
 await listPosts("GET /posts?userId=1")
+
+print("\n== 7. Resolving the conflict: my title, the other device's body")
+for entry in try store.outbox.entries() {
+    guard let conflict = entry.conflict, case .object(var record)? = conflict.theirs,
+        case .object(let mine)? = conflict.mine
+    else { continue }
+    record["title"] = mine["title"]
+    // Queued again as a PUT of this record; a replay starts by itself.
+    try store.outbox.resolve(entry.id, with: .object(record))
+}
+_ = await store.outbox.replay()
+if let post = try? await otherDevice.findByID(1).value {
+    print("  on the server, #1 \"\(post.title)\": \(post.body)")
+}
 
 // Answers from the last tenth of a second wait in memory to be written together: write them.
 store.flush()

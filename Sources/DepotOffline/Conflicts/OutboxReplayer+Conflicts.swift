@@ -61,7 +61,8 @@ extension OutboxReplayer {
         }
         if base.hasValidator {
             let result = await send(base.conditional(request)).result
-            guard case .failure(let error) = result, error.isPreconditionFailed else {
+            // A `412`, or a record gone (`404`, `410`): read what the server holds.
+            guard case .failure(let error) = result, error.isPreconditionFailed || Self.isGone(error) else {
                 return Delivery(result)
             }
         }
@@ -159,7 +160,7 @@ extension OutboxReplayer {
         case .success(let response):
             guard case .object(let record)? = JSONServerRules.parse(response.body) else { return .undecided }
             return .found(Theirs(record: record, response: response))
-        case .failure(let error) where error.statusCode == 404 || error.statusCode == 410:
+        case .failure(let error) where Self.isGone(error):
             let failure = error.response
             let response = BackendResponse(
                 status: failure?.status ?? 404, headers: failure?.headers ?? HTTPHeaders(),
@@ -172,9 +173,17 @@ extension OutboxReplayer {
         }
     }
 
-    /// The `GET` of the record `write` changes: its path, resource and context, no body.
+    /// Whether `error` says the record is gone: `404` or `410`.
+    static func isGone(_ error: ServiceError) -> Bool {
+        error.statusCode == 404 || error.statusCode == 410
+    }
+
+    /// The `GET` of the record `write` changes: its path, resource and context, no body, and
+    /// `Cache-Control: no-cache`, so that no cache behind the middleware answers it with a
+    /// copy (the comparison needs the server's record).
     static func readRequest(for write: BackendRequest) -> BackendRequest {
         var read = BackendRequest(method: .get, path: write.path, query: write.query)
+        read.headers["Cache-Control"] = "no-cache"
         read.address(write.resource)
         read.context = write.context
         read.isRetryable = true

@@ -180,7 +180,8 @@ struct PendingWrites: Sendable {
 
     /// Counts `write` (one already sent, say).
     mutating func add(_ write: PendingWrite) {
-        remove(write.entryID)
+        // The write it replaces leaves the indexes; the entry it was read from stays.
+        removeWrite(write.entryID)
         writes[write.entryID] = write
         if write.method == .post {
             if let local = JSONServerRules.idText(write.localID) { creates[local] = write }
@@ -193,6 +194,11 @@ struct PendingWrites: Sendable {
     /// Forgets the entry with `id` (sent, kept, discarded).
     mutating func remove(_ id: String) {
         entries[id] = nil
+        removeWrite(id)
+    }
+
+    /// Takes the write of the entry with `id` out of the indexes.
+    private mutating func removeWrite(_ id: String) {
         guard let write = writes.removeValue(forKey: id) else { return }
         if write.method == .post {
             if let local = JSONServerRules.idText(write.localID) { creates[local] = nil }

@@ -225,6 +225,8 @@ struct ConflictReplayTests {
         #expect(kept.map(\.isQueued) == [false, true])
         #expect(kept.first?.conflict == conflict)
         #expect(try await devices.mine.findByID(1).value == Post(id: 1, title: "Mine", body: "B1", views: 2))
+        #expect(
+            try await devices.mine.findAll().value.first == Post(id: 1, title: "Mine", body: "B1", views: 2))
 
         // Across a restart too (the stored answers written first: a restart loses the last
         // tenth of a second's).
@@ -296,6 +298,24 @@ struct ConflictReplayTests {
         devices.network.isDown = true
         #expect(try await devices.mine.findByID(1).value.title == "Theirs")
         #expect(try devices.store.outbox.recentOutcomes().last?.decision == .discarded)
+    }
+
+    @Test("a watch gets a snapshot when a conflict is decided: mine while it waits, theirs after .serverWins")
+    func watchSeesTheDecision() async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: .serverWins))
+        let watched = PostRepository(
+            backend: devices.network.with(.live(), .offline(devices.store, policy: devices.policy)))
+        _ = try await watched.findByID(1).value
+        devices.network.isDown = true
+        var iterator = watched.watch { try await $0.findByID(1).value }.makeAsyncIterator()
+        _ = queued(await watched.patch(1, with: ["title": "Mine"]).result)
+        #expect(try await first(&iterator) { $0.value?.title == "Mine" }.pendingWrites == 1)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+
+        devices.network.isDown = false
+        #expect(await devices.store.outbox.replay().dropped == 1)
+        let decided = try await first(&iterator) { $0.value?.title == "Theirs" }
+        #expect(decided.pendingWrites == 0)
     }
 
     @Test(".clientWins sends the write as made")

@@ -137,6 +137,27 @@ struct LocalFirstTests {
         #expect(all.count == 5)
     }
 
+    @Test(
+        "a write queued behind a create still shows once the create reached the server and the replay stopped"
+    )
+    func shownAfterCreateSent() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findByID(2).value
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.create(NewPost(userId: 1, title: "New", views: 1)).result)
+        _ = queued(await setup.posts.patch(2, with: ["title": "Pending"]).result)
+        setup.server.stopFailing()
+        setup.server.route(.patch, "posts/:id") { _ in .error(503, "maintenance") }
+        // The create reaches the server; the patch stops the replay (a replay started in the
+        // background while the network was down may be joined first).
+        for _ in 0..<5 where setup.server.records(in: "posts").count < 6 {
+            _ = await setup.store.outbox.replay()
+        }
+        #expect(setup.server.records(in: "posts").count == 6)
+        #expect(setup.store.outbox.queuedCount == 1)
+        #expect(try await setup.posts.findByID(2).value.title == "Pending")
+    }
+
     // MARK: - A listing
 
     @Test("a create shows in listings whose filters it passes, last when unsorted, and not in others")
