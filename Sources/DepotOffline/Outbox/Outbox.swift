@@ -18,7 +18,7 @@ import JSONServerEngine
 ///     showPending(write.id)            // stored; sent when the network is back
 /// }
 ///
-/// for await event in store.outbox.events { … }   // .queued, .sent, .kept, .discarded, .created
+/// for await event in store.outbox.events { … }   // .queued, .sent, .kept, .discarded, .created, .conflict
 /// ```
 ///
 /// Delivery is at least once (exactly once where the server honours the key), in order per
