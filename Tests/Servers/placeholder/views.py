@@ -4,14 +4,16 @@
 answer a bare array otherwise; `/drf/posts` (and the others) page with Django REST
 framework's `{count, next, previous, results}` envelope. Both accept json-server's
 filters. Everything also exists under `/s/<space>/`, a private copy of the data.
-Writes honour `Idempotency-Key` (see idempotency.py).
+Writes honour `Idempotency-Key` (see idempotency.py). One record's `GET`, `PUT` and
+`PATCH` answers carry a strong `ETag`, and its `PUT`, `PATCH` and `DELETE` honour
+`If-Match` (see validators.py).
 """
 from django.db.models import Max
 from rest_framework import status, viewsets
 from rest_framework.exceptions import APIException, NotFound
 from rest_framework.response import Response
 
-from . import filtering, idempotency
+from . import filtering, idempotency, validators
 from .models import Comment, Post, User
 from .pagination import (
     EnvelopePagination,
@@ -103,12 +105,32 @@ class Collection(viewsets.ModelViewSet):
         location = self.request.build_absolute_uri(f"{self.request.path}/{number}")
         return Response(serializer.data, status=status.HTTP_201_CREATED, headers={"Location": location})
 
+    def tag_of(self, instance):
+        """The record's strong `ETag`, from its JSON as a `GET` serves it."""
+        return validators.entity_tag(self.get_serializer(instance).data)
+
+    def retrieve(self, request, *args, **kwargs):
+        data = self.get_serializer(self.get_object()).data
+        return Response(data, headers={"ETag": validators.entity_tag(data)})
+
+    def update(self, request, *args, **kwargs):
+        # PATCH comes here too (partial=True). Writes hold the write lock (see dispatch), so
+        # nothing changes the record between the If-Match check and the write. The
+        # condition is checked before the body is validated (RFC 9110 §13.2.1).
+        validators.check(request, self.tag_of(self.get_object()), self.noun)
+        response = super().update(request, *args, **kwargs)
+        # The tag of the record as stored now, read back: the one a following GET gives.
+        response["ETag"] = self.tag_of(self.get_object())
+        return response
+
     def perform_update(self, serializer):
         # The id is the URL's, as in json-server: a body cannot move a record.
         serializer.save(number=serializer.instance.number)
 
     def destroy(self, request, *args, **kwargs):
-        self.get_object().delete()
+        instance = self.get_object()
+        validators.check(request, self.tag_of(instance), self.noun)
+        instance.delete()
         return Response({}, status=status.HTTP_200_OK)
 
 
