@@ -367,6 +367,56 @@ struct ConflictReplayTests {
         #expect(devices.onServer(1)?.title == "Theirs")
     }
 
+    /// The policies the delete and deleted-record cases run under; `.merge` keeps their record
+    /// (or drops the write when there is none).
+    static let policies = ["keepForApp", "serverWins", "clientWins", "merge"]
+
+    static func policy(_ name: String) -> ConflictPolicy {
+        switch name {
+        case "serverWins": .serverWins
+        case "clientWins": .clientWins
+        case "merge": .merge { $0.theirs }
+        default: .keepForApp
+        }
+    }
+
+    @Test("a delete of a record another device changed, under each policy", arguments: policies)
+    func deleteOfChangedByPolicy(_ name: String) async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: Self.policy(name)))
+        try await devices.readThenGoOffline(2)
+        _ = queued(await devices.mine.delete(id: 2).result)
+        _ = try await devices.theirs.patch(2, with: ["views": 99]).value
+        let (report, events) = await devices.replay(expecting: 1)
+        #expect(events.first?.summary.hasPrefix("conflict") == true)
+        switch name {
+        case "keepForApp": #expect(report.kept == 1 && devices.onServer(2)?.views == 99)
+        case "serverWins": #expect(report.dropped == 1 && devices.onServer(2)?.views == 99)
+        case "clientWins": #expect(report.sent == 1 && devices.onServer(2) == nil)
+        default:
+            #expect(
+                report.sent == 1 && devices.onServer(2) == Post(id: 2, title: "T2", body: "B2", views: 99))
+        }
+        #expect(report.remaining == 0)
+    }
+
+    @Test("an edit of a record another device deleted, under each policy", arguments: policies)
+    func editOfDeletedByPolicy(_ name: String) async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: Self.policy(name)))
+        try await devices.readThenGoOffline(2)
+        _ = queued(await devices.mine.patch(2, with: ["title": "Mine"]).result)
+        _ = try await devices.theirs.delete(id: 2).value
+        let (report, events) = await devices.replay(expecting: 1)
+        #expect(events.first?.summary.hasPrefix("conflict") == true)
+        switch name {
+        case "keepForApp": #expect(report.kept == 1)
+        // Sent as made: json-server answers 404, and the entry is kept as a refusal.
+        case "clientWins": #expect(report.kept == 1 && devices.store.outbox.queuedCount == 0)
+        // Their record is none: the merge function drops the write, as .serverWins does.
+        default: #expect(report.dropped == 1)
+        }
+        #expect(devices.onServer(2) == nil)
+    }
+
     @Test("a delete of a record another device changed is a conflict; the record stays")
     func deleteOfChanged() async throws {
         let devices = try Devices()
