@@ -5,6 +5,9 @@ import Foundation
 package struct CacheControl: Sendable, Equatable {
     /// `no-store`: the answer must not be kept.
     package var noStore = false
+    /// `no-cache`: a stored answer must not be used without the server's word (in a request:
+    /// the caller wants the server's answer itself).
+    package var noCache = false
     /// `max-age`, in seconds.
     package var maxAge: Int?
     /// `stale-if-error` (RFC 5861), in seconds.
@@ -21,6 +24,7 @@ package struct CacheControl: Sendable, Equatable {
                 let argument = parts.count > 1 ? Self.deltaSeconds(parts[1]) : nil
                 switch name {
                 case "no-store": noStore = true
+                case "no-cache": noCache = true
                 case "max-age": maxAge = argument ?? maxAge
                 case "stale-if-error": staleIfError = argument ?? staleIfError
                 default: break

@@ -52,8 +52,13 @@ struct URLRequestBuilder: Sendable {
         if !prepared.body.isEmpty { urlRequest.httpBody = prepared.body }
         // A request with validators (from CacheMiddleware, say) must reach the server and
         // get its 304 back: the URL loading system's own cache would otherwise answer it,
-        // or revalidate it itself and hand over its stored copy as a 200.
-        if request.isConditional { urlRequest.cachePolicy = .reloadIgnoringLocalCacheData }
+        // or revalidate it itself and hand over its stored copy as a 200. So must one that
+        // says `Cache-Control: no-cache` (a replay's read of the server's record).
+        if request.isConditional
+            || (request.headers.contains("Cache-Control") && CacheControl(request.headers).noCache)
+        {
+            urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        }
         if let timeout { urlRequest.timeoutInterval = Self.platformTimeout(timeout) }
         return urlRequest
     }

@@ -56,71 +56,83 @@ extension OutboxReplayer {
         var request = outbox.rewritingLocalIDs(entry.request)
         request.context = RequestContext(
             receipt: nil, storedOnly: false, reads: nil, replay: ObjectIdentifier(self))
-        guard let base = entry.writeBase, entry.method != .post else {
+        // No base, or a precondition of the app's own (its `If-Match`): sent as made.
+        guard let written = entry.writeBase, entry.method != .post, !Self.hasPrecondition(request) else {
             return Delivery(await send(request).result)
         }
-        if base.hasValidator {
-            let result = await send(base.conditional(request)).result
+        // The base as the server knows its ids (local ids it has named since).
+        let base = outbox.overlay().localIDs.rewriting(
+            members: written.record, keys: request.resource.foreignKeys)
+        // The server's refusal of the conditional write, when there was one: what the write
+        // gets when the server's record cannot be compared.
+        var refusal: Result<BackendResponse, ServiceError>?
+        if written.hasValidator {
+            let result = await send(written.conditional(request)).result
             // A `412`, or a record gone (`404`, `410`): read what the server holds.
             guard case .failure(let error) = result, error.isPreconditionFailed || Self.isGone(error) else {
                 return Delivery(result)
             }
+            refusal = result
         }
         let policy = outbox.state.withLock { $0.policy }
         var conflict: OutboxConflict?
         var lastResult: Result<BackendResponse, ServiceError>?
         for _ in 0..<Self.conditionalRounds {
             let theirs: Theirs
-            switch await read(request, through: send) {
-            case .found(let found): theirs = found
-            case .undecided: return Delivery(await send(request).result)
-            case .failed(let error): return Delivery(.interrupted(error), conflict: nil)
-            }
             let mine: [String: JSONValue]?
-            switch Self.mine(entry, on: base.record) {
-            case .record(let record): mine = record
-            case .deletes: mine = nil
-            // A body that is not a JSON object cannot be compared: the server decides.
-            case .unreadable: return Delivery(await send(request).result)
+            switch (await read(request, through: send), Self.mine(request, on: base)) {
+            case (.failed(let error), _): return Delivery(.interrupted(error), conflict: nil)
+            // A record or a body that cannot be compared: the server decides, its refusal of the
+            // conditional write standing.
+            case (.undecided, _), (_, .unreadable):
+                if let refusal { return Delivery(refusal) }
+                return Delivery(await send(request).result)
+            case (.found(let found), .record(let record)): (theirs, mine) = (found, record)
+            case (.found(let found), .deletes): (theirs, mine) = (found, nil)
             }
             var outgoing: BackendRequest
-            switch ThreeWayMerge.merge(base: base.record, mine: mine, theirs: theirs.record) {
+            switch ThreeWayMerge.merge(base: base, mine: mine, theirs: theirs.record) {
             case .unchanged:
                 outgoing = theirs.conditional(request)
             case .merged(let record, let changes):
                 outgoing = theirs.conditional(
                     Self.replacingBody(
-                        of: request, with: entry.method == .patch ? changes : record,
-                        method: entry.method == .patch ? .patch : .put))
+                        of: request, with: request.method == .patch ? changes : record,
+                        method: request.method == .patch ? .patch : .put))
             case .alreadyGone:
-                // Deleted on both sides: nothing is left to send.
-                return Delivery(.sent(theirs.response), conflict: nil)
+                // Deleted on both sides, as far as the read tells: the delete is still sent (an
+                // API may answer it where it reads no record), and a `404` or `410` is done.
+                let result = await send(request).result
+                if case .failure(let error) = result, Self.isGone(error) {
+                    return Delivery(.sent(Self.response(of: error)), conflict: nil)
+                }
+                return Delivery(result)
             case .conflict(let kind, let fields):
                 let found = OutboxConflict(
-                    kind: kind, fields: fields, base: .object(base.record), mine: mine.map { .object($0) },
+                    kind: kind, fields: fields, base: .object(base), mine: mine.map { .object($0) },
                     theirs: theirs.record.map { .object($0) })
                 conflict = found
                 switch policy.onConflict.rule {
                 case .keepForApp:
                     return Delivery(.keep(found), conflict: found)
                 case .serverWins:
-                    storeRecord(theirs.response, read: Self.readRequest(for: request), policy: policy)
+                    storeRecord(theirs, read: Self.readRequest(for: request), policy: policy)
                     return Delivery(.drop(found), conflict: found)
                 case .clientWins:
                     outgoing = request
                 case .merge(let resolve):
                     guard case .object(let record)? = resolve(found) else {
-                        storeRecord(theirs.response, read: Self.readRequest(for: request), policy: policy)
+                        storeRecord(theirs, read: Self.readRequest(for: request), policy: policy)
                         return Delivery(.drop(found), conflict: found)
                     }
-                    outgoing = Self.replacingBody(of: request, with: record, method: .put)
+                    // The app's record may name records by local ids the server has named since.
+                    outgoing = outbox.rewritingLocalIDs(
+                        Self.replacingBody(of: request, with: record, method: .put))
                 }
             }
             let result = await send(outgoing).result
             // Changed again between the read and the conditional write: read again.
-            if case .failure(let error) = result, error.isPreconditionFailed,
-                outgoing.headers.contains("If-Match") || outgoing.headers.contains("If-Unmodified-Since")
-            {
+            if case .failure(let error) = result, error.isPreconditionFailed, Self.hasPrecondition(outgoing) {
                 lastResult = result
                 continue
             }
@@ -148,7 +160,7 @@ extension OutboxReplayer {
     enum Read {
         case found(Theirs)
         /// An answer that cannot be compared (not a JSON object, a 4xx other than 404 and
-        /// 410): the write is sent as made, and the server decides.
+        /// 410): the server decides on the write.
         case undecided
         /// No decision of the server's: the replay stops.
         case failed(ServiceError)
@@ -161,16 +173,25 @@ extension OutboxReplayer {
             guard case .object(let record)? = JSONServerRules.parse(response.body) else { return .undecided }
             return .found(Theirs(record: record, response: response))
         case .failure(let error) where Self.isGone(error):
-            let failure = error.response
-            let response = BackendResponse(
-                status: failure?.status ?? 404, headers: failure?.headers ?? HTTPHeaders(),
-                body: failure?.body ?? Data())
-            return .found(Theirs(record: nil, response: response))
+            return .found(Theirs(record: nil, response: Self.response(of: error)))
         case .failure(let error) where Self.isRefusal(error):
             return .undecided
         case .failure(let error):
             return .failed(error)
         }
+    }
+
+    /// The answer an HTTP error carries (its status, header fields and body).
+    static func response(of error: ServiceError) -> BackendResponse {
+        let failure = error.response
+        return BackendResponse(
+            status: failure?.status ?? error.statusCode ?? 404, headers: failure?.headers ?? HTTPHeaders(),
+            body: failure?.body ?? Data())
+    }
+
+    /// Whether `request` carries a precondition (`If-Match`, `If-Unmodified-Since`).
+    static func hasPrecondition(_ request: BackendRequest) -> Bool {
+        request.headers.contains("If-Match") || request.headers.contains("If-Unmodified-Since")
     }
 
     /// Whether `error` says the record is gone: `404` or `410`.
@@ -179,8 +200,8 @@ extension OutboxReplayer {
     }
 
     /// The `GET` of the record `write` changes: its path, resource and context, no body, and
-    /// `Cache-Control: no-cache`, so that no cache behind the middleware answers it with a
-    /// copy (the comparison needs the server's record).
+    /// `Cache-Control: no-cache`, so that no cache behind the middleware (nor the URL loading
+    /// system's) answers it with a copy: the comparison needs the server's record.
     static func readRequest(for write: BackendRequest) -> BackendRequest {
         var read = BackendRequest(method: .get, path: write.path, query: write.query)
         read.headers["Cache-Control"] = "no-cache"
@@ -200,22 +221,31 @@ extension OutboxReplayer {
         case unreadable
     }
 
-    /// The record as `entry` leaves `base`: a `PUT`'s record, `base` with a `PATCH` merged in.
-    static func mine(_ entry: OutboxEntry, on base: [String: JSONValue]) -> Mine {
-        if entry.method == .delete { return .deletes }
-        guard let body = entry.body, case .object(let members)? = JSONServerRules.parse(body) else {
+    /// The record as `write` (its local ids rewritten) leaves `base`: a `PUT`'s record, `base`
+    /// with a `PATCH` merged in.
+    static func mine(_ write: BackendRequest, on base: [String: JSONValue]) -> Mine {
+        if write.method == .delete { return .deletes }
+        guard let body = write.body, case .object(let members)? = JSONServerRules.parse(body) else {
             return .unreadable
         }
-        if entry.method == .patch { return .record(JSONServerRules.merging(members, into: base)) }
+        if write.method == .patch { return .record(JSONServerRules.merging(members, into: base)) }
         return .record(JSONServerRules.replacing(id: base["id"], with: members))
     }
 
     /// `request` sending `members` with `method`, under an `Idempotency-Key` of its own made
     /// from the first one and the new body: a server that keeps keys refuses one key reused
-    /// with another body, and the same merged body sent again after a crash keeps its key.
+    /// with another body, and the same merged body sent again after a crash keeps its key. A
+    /// body that says what the write's own says (the write reached the server before a crash,
+    /// and the merge changed nothing of it) leaves the write as it is, with its first key.
     static func replacingBody(
         of request: BackendRequest, with members: [String: JSONValue], method: HTTPMethod
     ) -> BackendRequest {
+        if method == request.method,
+            let own = request.body.flatMap({ JSONServerRules.parse($0)?.objectValue }),
+            own.filter({ $0.key != "id" }) == members.filter({ $0.key != "id" })
+        {
+            return request
+        }
         var request = request
         let body = JSONServerRules.encode(members)
         request.method = method
@@ -238,16 +268,21 @@ extension OutboxReplayer {
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
-    /// Stores `response`, the server's record as a replay read it, as the answer to `read`, so
-    /// reads show it once the write that hid it is dropped.
-    func storeRecord(_ response: BackendResponse, read: BackendRequest, policy: OfflinePolicy) {
-        guard let store, response.status == 200 else { return }
+    /// Stores the server's record as a replay read it as the answer to `read` (or, for a
+    /// record gone, removes the stored one), so reads show it once the write that hid it is
+    /// dropped.
+    func storeRecord(_ theirs: Theirs, read: BackendRequest, policy: OfflinePolicy) {
+        guard let store else { return }
         let storage = OfflineResponseStorage(
             store: store, maxEntries: policy.maxEntries, maxBytes: policy.maxBytes)
         let key = StoredResponseKey(
             method: .get, path: read.path, query: read.query, account: policy.account())
+        guard theirs.record != nil else {
+            _ = try? storage.removeResponse(for: key)
+            return
+        }
         store.responseWriter.storeAnswer(
-            response, to: read, key: key, policy: policy, in: storage,
+            theirs.response, to: read, key: key, policy: policy, in: storage,
             generation: store.responseWriter.generation)
     }
 }

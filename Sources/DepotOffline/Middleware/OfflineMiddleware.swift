@@ -68,7 +68,8 @@ public struct OfflineMiddleware: Middleware {
         let base: @Sendable () -> WriteBase? = { [self] in
             request.method == .post ? nil : shownRecord(for: request)?.base
         }
-        let sent = store.replayer.send(request, through: next, policy: policy, base: base)
+        let sent = refreshingStoredRecord(
+            store.replayer.send(request, through: next, policy: policy, base: base), for: request)
         guard policy.answersQueuedWrites else { return sent }
         let receipt = request.context.receipt
         return Future { [self] promise in
@@ -76,6 +77,40 @@ public struct OfflineMiddleware: Middleware {
                 guard case .failure(.queued(let write)) = result else { return promise(result) }
                 receipt?.record(pendingWrites: 1)
                 promise(.success(localAnswer(to: request, queued: write)))
+            }
+        }
+    }
+
+    /// `sent`, which stores the server's answer to a `PUT` or `PATCH` of a record as the
+    /// record's stored answer when it is the whole record (a `200` with a JSON object of the
+    /// record's id), so that what the user edits next offline is made on it (its base), not on
+    /// the record as it was before this write.
+    private func refreshingStoredRecord(
+        _ sent: Future<BackendResponse, ServiceError>, for request: BackendRequest
+    ) -> Future<BackendResponse, ServiceError> {
+        let resource = request.resource
+        guard request.method == .put || request.method == .patch, let id = resource.id,
+            resource.action.isEmpty
+        else { return sent }
+        let writer = store.responseWriter
+        let responses = responses
+        let policy = policy
+        return Future { promise in
+            // Answers to requests started before a `removeAll()` are not stored after it.
+            let generation = writer.generation
+            return sent.start { result in
+                if case .success(let response) = result, response.status == 200,
+                    case .object(let record)? = JSONServerRules.parse(response.body),
+                    JSONServerRules.idText(record["id"]) == id
+                {
+                    var read = BackendRequest(method: .get, path: request.path)
+                    read.address(resource)
+                    let key = StoredResponseKey(
+                        method: .get, path: request.path, query: [], account: policy.account())
+                    writer.storeAnswer(
+                        response, to: read, key: key, policy: policy, in: responses, generation: generation)
+                }
+                promise(result)
             }
         }
     }

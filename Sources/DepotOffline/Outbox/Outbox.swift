@@ -116,8 +116,10 @@ public final class Outbox: Sendable {
     /// Use it once the app has resolved the refusal (refreshed what the `412` said was stale,
     /// say). The entry keeps its `Idempotency-Key`: a server that refused it applied nothing.
     /// An entry kept with a conflict is made on the server's record from then on (its base
-    /// becomes the conflict's ``OutboxConflict/theirs``): its changes go over theirs, and
-    /// only a change another device makes after that is a conflict again.
+    /// becomes the conflict's ``OutboxConflict/theirs``, and a `PUT` sends their record with
+    /// the fields the user changed, a `PATCH` those fields, under a new `Idempotency-Key`):
+    /// the user's changes go over theirs, the other device's other changes stand, and only a
+    /// change another device makes after that is a conflict again.
     ///
     /// - Returns: `false` when no kept entry has that id.
     @discardableResult
@@ -126,7 +128,7 @@ public final class Outbox: Sendable {
     }
 
     /// Settles an entry kept with a conflict (or a refusal) with `record`: the entry becomes a
-    /// `PUT` of `record` to its path, made on the conflict's ``OutboxConflict/theirs``, with a
+    /// `PUT` of `record` to its path (a create stays a `POST`, of `record`), made on the conflict's ``OutboxConflict/theirs``, with a
     /// new `Idempotency-Key`, queued again at its place (``OutboxEvent/queued(_:)``); `nil`
     /// drops it as ``discard(_:)`` does. Reads show `record` at once.
     ///
@@ -143,6 +145,22 @@ public final class Outbox: Sendable {
             return kept ? try discard(id) : false
         }
         return try requeue(id, resolvedWith: record)
+    }
+
+    /// The body of a `PUT` or `PATCH` kept with a conflict, made on the conflict's
+    /// ``OutboxConflict/theirs``: the members the user changed (from the base to mine) over
+    /// their record for a `PUT`, those members alone for a `PATCH`; `nil` for anything else
+    /// (a `DELETE` stays one).
+    static func rebased(_ entry: OutboxEntry) -> Data? {
+        guard entry.method == .put || entry.method == .patch, let conflict = entry.conflict,
+            let base = conflict.base?.objectValue, let mine = conflict.mine?.objectValue,
+            let theirs = conflict.theirs?.objectValue
+        else { return nil }
+        let changes = ThreeWayMerge.changes(from: base, to: mine)
+        guard entry.method == .put else { return JSONServerRules.encode(changes.compactMapValues { $0 }) }
+        var record = theirs
+        for (key, value) in changes { record[key] = value }
+        return JSONServerRules.encode(record)
     }
 
     /// Puts the kept entry `id` back in the queue (see ``retry(_:)``), as a `PUT` of `record`
@@ -167,8 +185,13 @@ public final class Outbox: Sendable {
                 var body = kept.body ?? Data()
                 var key = kept.idempotencyKey
                 if let record {
-                    method = .put
+                    // A create stays one, with the app's record; an edit becomes a `PUT` of it.
+                    if method != .post { method = .put }
                     body = JSONServerRules.encode(value: record)
+                    key = UUID.randomText()
+                } else if let rebased = Self.rebased(kept) {
+                    // Retried after a conflict: the user's changes over their record.
+                    body = rebased
                     key = UUID.randomText()
                 }
                 try connection.execute(

@@ -183,7 +183,7 @@ struct ConflictReplayTests {
         #expect(devices.onServer(2)?.title == "Theirs")
     }
 
-    @Test("deleted on both sides: the delete leaves the outbox, nothing kept")
+    @Test("deleted on both sides: the delete is still sent, and its 404 ends it as sent")
     func deletedOnBothSides() async throws {
         let devices = try Devices()
         try await devices.readThenGoOffline(3)
@@ -191,7 +191,65 @@ struct ConflictReplayTests {
         _ = try await devices.theirs.delete(id: 3).value
         let (report, _) = await devices.replay(expecting: 1)
         #expect(report.sent == 1 && report.kept == 0 && report.remaining == 0)
-        #expect(devices.network.attempts.last?.method == .get)
+        #expect(devices.network.attempts.suffix(2).map(\.method) == [.get, .delete])
+    }
+
+    @Test("a merged write names a record created offline by the id the server gave it")
+    func mergeRewritesLocalIDs() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let created = queued(await devices.mine.create(NewPost(title: "New", body: "b", views: 0)).result)
+        let local = try #require(created?.localID)
+        _ = queued(await devices.mine.patch(1, with: ["parentId": local]).result)
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+        devices.network.isDown = false
+        #expect(await replayAll(devices.store) == 0)
+        let post = devices.server.records(in: "posts").first { $0["id"] == 1 }
+        #expect(post?["parentId"] == 4)
+        #expect(post?["title"] == "Theirs")
+    }
+
+    @Test("an edit made online, then one offline: the second is made on the first's answer, no conflict")
+    func onlineEditRefreshesTheBase() async throws {
+        let devices = try Devices()
+        _ = try await devices.mine.findByID(1).value
+        _ = try await devices.mine.patch(1, with: ["title": "Online"]).value
+        devices.network.isDown = true
+        _ = queued(await devices.mine.patch(1, with: ["title": "Offline"]).result)
+        #expect(try devices.store.outbox.entries().first?.base?["title"] == "Online")
+        let (report, events) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1)
+        #expect(events.first?.summary.hasPrefix("sent") == true)
+        #expect(devices.onServer(1)?.title == "Offline")
+    }
+
+    @Test("a write that reached the server before a crash is sent again with its own key, not a new one")
+    func appliedBeforeCrashKeepsItsKey() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let write = try #require(queued(await devices.mine.patch(1, with: ["title": "Mine"]).result))
+        // As if the write had reached the server and the answer was lost, then another device
+        // changed another field.
+        _ = try await devices.theirs.patch(1, with: ["title": "Mine"]).value
+        _ = try await devices.theirs.patch(1, with: ["body": "Theirs"]).value
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1)
+        #expect(devices.network.attempts.last?.headers["Idempotency-Key"] == write.idempotencyKey)
+        #expect(devices.onServer(1) == Post(id: 1, title: "Mine", body: "Theirs", views: 1))
+    }
+
+    @Test("a write with the app's own If-Match is sent as made: no read, the app's precondition decides")
+    func appsOwnPrecondition() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        _ = queued(
+            await devices.mine.update(Post(id: 1, title: "Mine", body: "B1", views: 1), ifMatch: "\"v1\"")
+                .result)
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1)
+        #expect(devices.network.attempts.last?.headers["If-Match"] == "\"v1\"")
+        // The attempt that failed offline, then the replay's: no read between.
+        #expect(devices.network.attempts.suffix(2).map(\.method) == [.put, .put])
     }
 
     // MARK: - Conflicts, by policy
@@ -267,6 +325,19 @@ struct ConflictReplayTests {
         #expect(try devices.store.outbox.resolve(write.id, with: nil))
         #expect(try devices.store.outbox.entries().isEmpty)
         #expect(devices.onServer(1)?.title == "Theirs")
+    }
+
+    @Test("retry(_:) of a PUT kept with a conflict sends their record with my changed fields")
+    func retryRebasesPut() async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        let write = try #require(
+            queued(await devices.mine.update(Post(id: 1, title: "Mine", body: "B1", views: 1)).result))
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs", "views": 9]).value
+        _ = await devices.replay(expecting: 1)
+        #expect(try devices.store.outbox.retry(write.id))
+        #expect(await replayAll(devices.store) == 0)
+        #expect(devices.onServer(1) == Post(id: 1, title: "Mine", body: "B1", views: 9))
     }
 
     @Test("retry(_:) of a conflict puts my changes over theirs")
