@@ -24,6 +24,11 @@ struct Sides: Sendable {
     let depot: @Sendable () async throws -> Void
     /// The same sample written by hand.
     let baseline: @Sendable () async throws -> Void
+    /// Untimed work before each Depot sample (warm-up included): the fresh state one sample
+    /// uses up, such as an outbox full of queued writes for a sample that replays them.
+    var beforeDepot: (@Sendable () async throws -> Void)? = nil
+    /// Untimed work before each baseline sample (warm-up included), as ``beforeDepot``.
+    var beforeBaseline: (@Sendable () async throws -> Void)? = nil
     /// Untimed work after each Depot sample (warm-up included), before the next sample of
     /// either side starts: waiting for work the sample left queued off the caller's path,
     /// so that the next sample does not pay for it.
@@ -126,8 +131,10 @@ enum Runner {
         -> CaseResult
     {
         for _ in 0..<warmUpSamples {
+            try await sides.beforeDepot?()
             try await sides.depot()
             try await sides.settle?()
+            try await sides.beforeBaseline?()
             try await sides.baseline()
         }
         var depot: [Double] = []
@@ -136,17 +143,21 @@ enum Runner {
         var baselineCPU = 0.0
         for round in 0..<rounds {
             if round.isMultiple(of: 2) {
+                try await sides.beforeDepot?()
                 let (wall, cpu) = try await time(sides.depot)
                 depot.append(wall)
                 depotCPU += cpu
                 try await sides.settle?()
+                try await sides.beforeBaseline?()
                 let (baseWall, baseCPU) = try await time(sides.baseline)
                 baseline.append(baseWall)
                 baselineCPU += baseCPU
             } else {
+                try await sides.beforeBaseline?()
                 let (baseWall, baseCPU) = try await time(sides.baseline)
                 baseline.append(baseWall)
                 baselineCPU += baseCPU
+                try await sides.beforeDepot?()
                 let (wall, cpu) = try await time(sides.depot)
                 depot.append(wall)
                 depotCPU += cpu

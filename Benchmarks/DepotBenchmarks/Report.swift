@@ -93,16 +93,19 @@ enum Report {
         return Data(("[\n" + (objects + figureObjects).joined(separator: ",\n") + "\n]\n").utf8)
     }
 
-    /// A figure's value in its unit: `4.21 ms`, `1,234,567 bytes`.
+    /// A figure's value in its unit: `4.21 ms`, `1,234,567 bytes`, `1,862 entries/s` (bytes and
+    /// rates in whole units).
     static func amount(_ value: Double, _ unit: String) -> String {
-        guard unit == "bytes", value.isFinite else { return String(format: "%.3g \(unit)", value) }
-        let digits = String(Int(value))
+        guard unit == "bytes" || unit.hasSuffix("/s"), value.isFinite else {
+            return String(format: "%.3g \(unit)", value)
+        }
+        let digits = String(Int(value.rounded()))
         var grouped = ""
         for (offset, digit) in digits.enumerated() {
             if offset > 0, (digits.count - offset).isMultiple(of: 3) { grouped.append(",") }
             grouped.append(digit)
         }
-        return grouped + " bytes"
+        return grouped + " " + unit
     }
 
     /// Seconds in a readable unit: `12.3 ms`, `4.56 µs`.

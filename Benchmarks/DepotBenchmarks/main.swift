@@ -70,10 +70,10 @@ struct Options {
 enum Cases {
     static let all =
         InMemoryCases.all + InMemoryQueryCases.all + URLSessionCases.all + FutureCases.all + OfflineCases.all
-        + LocalFirstCases.all + LiveCases.all
+        + ReplayCases.all + LocalFirstCases.all + LiveCases.all
         + TransferCases.all
     /// The figures measured on their own, after the cases.
-    static let figures = InMemoryQueryCases.figures + OfflineCases.figures
+    static let figures = InMemoryQueryCases.figures + OfflineCases.figures + ReplayCases.figures
 }
 
 /// Whether `name` is selected by `filters` (all names are when there is none).
