@@ -255,9 +255,9 @@ struct PendingWrites: Sendable {
         return later
     }
 
-    /// The ids of the writes, oldest first.
-    var entryIDsInOrder: [String] {
-        writes.values.sorted { $0.position < $1.position }.map(\.entryID)
+    /// The id of the oldest write (the first in replay order): one pass, no sort.
+    var oldestEntryID: String? {
+        writes.values.min { $0.position < $1.position }?.entryID
     }
 
     private static func ordered(_ writes: [Int: PendingWrite]?) -> [PendingWrite] {

@@ -116,7 +116,7 @@ extension Outbox {
                     resource: $0.localIDs.rewriting(entry.resource), response: response.body, sentAt: Date())
                 {
                     $0.sent.add(write)
-                    if $0.sent.count > Self.maxRecentOutcomes, let oldest = $0.sent.entryIDsInOrder.first {
+                    if $0.sent.count > Self.maxRecentOutcomes, let oldest = $0.sent.oldestEntryID {
                         $0.sent.remove(oldest)
                     }
                 }
