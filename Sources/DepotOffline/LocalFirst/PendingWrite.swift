@@ -150,8 +150,12 @@ struct PendingWrites: Sendable {
     private var creates: [String: PendingWrite] = [:]
     /// The writes by entry id.
     private var writes: [String: PendingWrite] = [:]
-    /// The queued entries the writes were read from, by id, to read them again.
-    private var entries: [String: OutboxEntry] = [:]
+    /// The queued entries the writes were read from, with their bodies as read, by id, to
+    /// read them again when the server names a local id they mention.
+    private var entries: [String: (entry: OutboxEntry, sent: [String: JSONValue]?)] = [:]
+    /// The entries that mention each local id (by its text), in their path or as a member of
+    /// their body: those read again when the server names it.
+    private var mentions: [String: Set<String>] = [:]
 
     /// How many writes are pending.
     var count: Int { writes.count }
@@ -167,15 +171,30 @@ struct PendingWrites: Sendable {
     /// Counts `entry`, a queued entry.
     mutating func add(_ entry: OutboxEntry, localIDs: LocalIDs) {
         guard writes[entry.id] == nil else { return }
-        entries[entry.id] = entry
-        add(PendingWrite(entry, localIDs: localIDs))
+        add(entry, sent: entry.body.flatMap { JSONServerRules.parse($0)?.objectValue }, localIDs: localIDs)
     }
 
     /// ``add(_:localIDs:)`` for an entry whose body, a JSON object, was read already (`sent`).
     mutating func add(_ entry: OutboxEntry, sent: [String: JSONValue]?, localIDs: LocalIDs) {
         guard writes[entry.id] == nil else { return }
-        entries[entry.id] = entry
+        entries[entry.id] = (entry, sent)
+        for text in Self.localIDTexts(in: entry, sent: sent) { mentions[text, default: []].insert(entry.id) }
         add(PendingWrite(entry, sent: sent, localIDs: localIDs))
+    }
+
+    /// The texts of what may be local ids in `entry`'s path segments and its body's members: a
+    /// negative integer, or a string that starts with `local-`.
+    private static func localIDTexts(in entry: OutboxEntry, sent: [String: JSONValue]?) -> [String] {
+        func isLocal(_ text: String) -> Bool { text.hasPrefix("-") || text.hasPrefix("local-") }
+        var texts = entry.resource.segments.filter(isLocal)
+        for value in sent?.values ?? [:].values {
+            switch value {
+            case .int(let number) where number < 0: texts.append(String(number))
+            case .string(let text) where isLocal(text): texts.append(text)
+            default: continue
+            }
+        }
+        return texts
     }
 
     /// Counts `write` (one already sent, say).
@@ -210,9 +229,17 @@ struct PendingWrites: Sendable {
         if byCollection[write.collection]?.isEmpty == true { byCollection[write.collection] = nil }
     }
 
-    /// The same writes read through `localIDs` (after the server named a record's id).
-    func rewritten(by localIDs: LocalIDs) -> PendingWrites {
-        PendingWrites(Array(entries.values), localIDs: localIDs)
+    /// Reads again, through `localIDs`, the writes that mention `local`, a local id the server
+    /// has just named: only those (a replay of many creates reads each write once, not every
+    /// write at every create).
+    mutating func rewrite(mentioning local: JSONValue, by localIDs: LocalIDs) {
+        guard let text = JSONServerRules.idText(local), let ids = mentions.removeValue(forKey: text) else {
+            return
+        }
+        for id in ids {
+            guard let (entry, sent) = entries[id] else { continue }
+            add(PendingWrite(entry, sent: sent, localIDs: localIDs))
+        }
     }
 
     /// The writes that decide what a read of the record at `resource` answers, in replay

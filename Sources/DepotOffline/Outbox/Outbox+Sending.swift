@@ -108,7 +108,7 @@ extension Outbox {
                 $0.pending.remove(entry.id)
                 if let localID = entry.localID, let serverID {
                     $0.localIDs.map(localID, to: serverID)
-                    $0.pending = $0.pending.rewritten(by: $0.localIDs)
+                    $0.pending.rewrite(mentioning: localID, by: $0.localIDs)
                 }
                 // Stored answers older than this write show it from now on (see `sent`).
                 if let write = PendingWrite(
