@@ -107,6 +107,9 @@ extension OutboxReplayer {
                     return Delivery(.sent(Self.response(of: error)), conflict: nil)
                 }
                 return Delivery(result)
+            case .alreadyApplied:
+                // The record holds the user's changes already: the read's answer is the write's.
+                return Delivery(.sent(theirs.response), conflict: nil)
             case .conflict(let kind, let fields):
                 let found = OutboxConflict(
                     kind: kind, fields: fields, base: .object(base), mine: mine.map { .object($0) },

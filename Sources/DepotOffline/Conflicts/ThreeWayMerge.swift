@@ -13,6 +13,10 @@ enum ThreeWayMerge {
         case merged(record: [String: JSONValue], changes: [String: JSONValue])
         /// Both the user and the server removed the record: nothing is left to send.
         case alreadyGone
+        /// The server's record holds every change the user made already (the write reached
+        /// the server before a crash or a lost answer, or another device made the same
+        /// changes): nothing is left to send.
+        case alreadyApplied
         /// The two sides collide.
         case conflict(OutboxConflict.Kind, fields: [String])
     }
@@ -34,6 +38,8 @@ enum ThreeWayMerge {
             theirChanges.keys.contains(key) && mine[key] != theirs[key]
         }
         if !colliding.isEmpty { return .conflict(.sameFields, fields: colliding.sorted()) }
+        // Sent again, the write would be applied a second time.
+        if myChanges.allSatisfy({ key, value in theirs[key] == value }) { return .alreadyApplied }
         var merged = theirs
         var changed: [String: JSONValue] = [:]
         for (key, value) in myChanges {

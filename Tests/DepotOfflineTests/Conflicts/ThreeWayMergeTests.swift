@@ -32,11 +32,13 @@ struct ThreeWayMergeTests {
             expected: .merged(
                 record: ["id": 1, "title": "Mine", "body": "Theirs", "views": 1], changes: ["title": "Mine"])),
         Case(
-            name: "the same field to the same value",
+            name: "the same field to the same value, another changed by theirs",
             mine: ["id": 1, "title": "Same", "body": "B", "views": 1],
-            theirs: ["id": 1, "title": "Same", "body": "B", "views": 2],
-            expected: .merged(
-                record: ["id": 1, "title": "Same", "body": "B", "views": 2], changes: ["title": "Same"])),
+            theirs: ["id": 1, "title": "Same", "body": "B", "views": 2], expected: .alreadyApplied),
+        Case(
+            name: "the write applied before a crash",
+            mine: ["id": 1, "title": "Mine", "body": "B", "views": 1],
+            theirs: ["id": 1, "title": "Mine", "body": "B", "views": 1], expected: .alreadyApplied),
         Case(
             name: "the same field to different values",
             mine: ["id": 1, "title": "Mine", "body": "B", "views": 5],
@@ -64,7 +66,7 @@ struct ThreeWayMergeTests {
             name: "an id in mine that differs is no change",
             mine: ["id": 2, "title": "T", "body": "B", "views": 1],
             theirs: ["id": 1, "title": "T", "body": "B", "views": 7],
-            expected: .merged(record: ["id": 1, "title": "T", "body": "B", "views": 7], changes: [:])),
+            expected: .alreadyApplied),
         Case(
             name: "nested values compare whole", base: ["id": 1, "meta": ["a": 0]],
             mine: ["id": 1, "meta": ["a": 1]], theirs: ["id": 1, "meta": ["a": 2]],
