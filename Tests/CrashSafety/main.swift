@@ -3,7 +3,7 @@ import DepotOffline
 import Foundation
 
 // depot-offline-crash: the child of the crash-safety tests (Tests/DepotOfflineTests/
-// Store/CrashSafetyTests.swift, Outbox/ReplayCrashTests.swift). It queues writes in an OfflineStore as fast
+// Store/CrashSafetyTests.swift, Outbox/ReplayCrash*Tests.swift). It queues writes in an OfflineStore as fast
 // as it can, through `.offline(store)` in front of a backend that can never connect, and says on
 // stdout which writes it was told were queued; or, with --replay, it replays the store's outbox
 // to a server and says which entries were sent. The tests kill it with SIGKILL at a random
@@ -11,7 +11,7 @@ import Foundation
 
 let usage = """
     usage: depot-offline-crash STORE [--writers W] [--count N] [--seq-base B]
-           depot-offline-crash STORE --replay URL [--wait-stdin]
+           depot-offline-crash STORE --replay URL [--wait-stdin] [--conflicts] [--requests]
       STORE         the OfflineStore file (created when missing)
       --writers     concurrent writers, each sending one write after another (default 4)
       --count       stop after N writes in all (default: never, until killed)
@@ -20,6 +20,8 @@ let usage = """
                     with store.outbox.replay(through:), then exit
       --wait-stdin  with --replay: start replaying only when stdin ends (a test closes it in
                     two children at once)
+      --conflicts   with --replay: print the events .conflict and .discarded too
+      --requests    with --replay: print each request the replay sends, and its answer
     stdout, one line each, written with one write(2) as soon as it is known:
       ready                                  the store is open
       queued <id> <idempotencyKey> <seq>     the write <seq> failed with .queued: the caller was told
@@ -36,6 +38,18 @@ let usage = """
       created <id> <localID> <serverID>      the event .created, after the create's sent line: the
                                              local id the entry's record had in the store is the
                                              server's id from now on (ids as JSON: -1, 101, "a")
+      conflict <id> <kind> <fields> <state>  (--conflicts) the event .conflict: <kind> sameFields,
+                                             deletedWhereChanged or changedWhereDeleted, <fields>
+                                             the colliding fields joined by commas (- for none),
+                                             <state> kept (kept for the app) or queued (.sent or
+                                             .discarded follows)
+      discarded <id> <idempotencyKey>        (--conflicts) the event .discarded (a conflict the
+                                             policy dropped the write for)
+      request <method> <path> <idempotencyKey>
+                                             (--requests) the replay hands a request to
+                                             URLSessionBackend (<idempotencyKey> - for none), a
+                                             GET that reads a record before its write included
+      answer <method> <path> <status>        (--requests) its answer arrived (<status> 0: none)
       replayed <sent> <kept> <remaining> <ending> <requests>
                                              the replay's report, and how many requests this
                                              process sent; then it exits 0
@@ -105,6 +119,8 @@ var count: Int?
 var seqBase = 0
 var replayURL: URL?
 var waitForStdin = false
+var printConflicts = false
+var printRequests = false
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("depot-offline-crash: \(message)\n\(usage)\n".utf8))
     exit(2)
@@ -126,6 +142,8 @@ while let argument = arguments.popFirst() {
         }
         replayURL = url
     case "--wait-stdin": waitForStdin = true
+    case "--conflicts": printConflicts = true
+    case "--requests": printRequests = true
     case "-h", "--help":
         print(usage)
         exit(0)
@@ -147,7 +165,8 @@ do {
 if let replayURL {
     output.line("ready")
     if waitForStdin { readToEnd(0) }
-    await replay(store, to: replayURL, output: output)
+    await replay(
+        store, to: replayURL, output: output, conflicts: printConflicts, requests: printRequests)
     exit(0)
 }
 // No bound on the outbox: the reused file of the test accumulates more than the default
@@ -195,9 +214,10 @@ func readToEnd(_ fd: Int32) {
 }
 
 /// Replays the outbox of `store` to the server at `url` and reports each `.sent` and `.kept`
-/// event, then the replay's report, on `output` (see the usage).
-func replay(_ store: OfflineStore, to url: URL, output: Output) async {
-    let server = Counting(URLSessionBackend(baseURL: url, timeout: 30))
+/// event (with `conflicts`, each `.conflict` and `.discarded` too; with `requests`, each request
+/// and its answer), then the replay's report, on `output` (see the usage).
+func replay(_ store: OfflineStore, to url: URL, output: Output, conflicts: Bool, requests: Bool) async {
+    let server = Counting(URLSessionBackend(baseURL: url, timeout: 30), output: requests ? output : nil)
     let reported = EventTally()
     let events = store.outbox.events
     let printer = Task.detached {
@@ -221,7 +241,19 @@ func replay(_ store: OfflineStore, to url: URL, output: Output) async {
             case .kept(let entry, let error):
                 output.line("kept \(entry.id) \(entry.idempotencyKey) \(error.statusCode ?? 0)")
                 reported.add()
-            case .queued, .discarded, .created, .conflict:
+            case .conflict(let entry, let conflict):
+                let kept = !entry.isQueued
+                if conflicts {
+                    let fields = conflict.fields.isEmpty ? "-" : conflict.fields.joined(separator: ",")
+                    output.line(
+                        "conflict \(entry.id) \(conflict.kind.rawValue) \(fields) \(kept ? "kept" : "queued")"
+                    )
+                }
+                // Kept for the app, it counts in the report's `kept` with no `.kept` event.
+                if kept { reported.add() }
+            case .discarded(let entry):
+                if conflicts { output.line("discarded \(entry.id) \(entry.idempotencyKey)") }
+            case .queued, .created:
                 continue
             }
         }
@@ -247,14 +279,17 @@ func jsonText(_ id: JSONValue) -> String {
     return String(decoding: data, as: UTF8.self)
 }
 
-/// A backend that counts the requests it passes on to `backend`.
+/// A backend that counts the requests it passes on to `backend`, and prints each one and its
+/// answer on `output` when given one.
 final class Counting: Backend, @unchecked Sendable {
     private let backend: any Backend
+    private let output: Output?
     private let count = NSLock()
     private var sent = 0  // under `count`
 
-    init(_ backend: any Backend) {
+    init(_ backend: any Backend, output: Output? = nil) {
         self.backend = backend
+        self.output = output
     }
 
     var requests: Int {
@@ -263,7 +298,22 @@ final class Counting: Backend, @unchecked Sendable {
 
     func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
         count.withLock { sent += 1 }
-        return backend.send(request)
+        guard let output else { return backend.send(request) }
+        let method = request.method.rawValue
+        let key = request.headers["Idempotency-Key"] ?? "-"
+        output.line("request \(method) \(request.path) \(key)")
+        let future = backend.send(request)
+        return Future { promise in
+            future.start { result in
+                let status =
+                    switch result {
+                    case .success(let response): response.status
+                    case .failure(let error): error.statusCode ?? 0
+                    }
+                output.line("answer \(method) \(request.path) \(status)")
+                promise(result)
+            }
+        }
     }
 }
 

@@ -20,7 +20,7 @@ import Testing
 /// The store holds pairs of writes queued offline: `POST posts` titled `pair <seq>` (it gets a
 /// local id, -1, -3, …), then `POST comments` with body `pair <seq>` and `postId` = that local
 /// id. Replay children are killed with SIGKILL at seeded random moments until the outbox is empty
-/// (``ReplayCrashTests/killReplays(of:in:folder:to:child:random:longestDelay:deadline:)``), so
+/// (``ReplayCrashTests/killReplays(of:in:folder:to:child:random:longestDelay:deadline:flags:)``), so
 /// kills land between a post's `201` and the record of its id, and between that record and
 /// its comment's request. Then no local id may have reached the server (every comment of the
 /// space points at a post of the space, and a pair's comment at the post of the same pair), no

@@ -165,17 +165,18 @@ struct ReplayCrashTests {
         #expect(totals.kills >= 20, "too few kills during replay to mean anything: \(summary)")
     }
 
-    /// Runs replay children on the store at `file` (whose outbox holds the entries `order`, in
-    /// that order) and kills each with SIGKILL at a random moment 0…`longestDelay` ms after its
-    /// first `sent` line, until the outbox is empty (or `deadline`); then one last replay runs to
-    /// its end. After each round it waits (bounded) until the server processes none of the
-    /// space's requests, reopens the store (it must open and pass `PRAGMA integrity_check`),
-    /// checks that what is left keeps its order and holds no entry a child reported sent, and
-    /// puts back an entry kept with a `409` (its key was still in flight); any other refusal
-    /// fails the test. The last replay must find nothing to send.
+    /// Runs replay children (with the further `flags`) on the store at `file` (whose outbox holds
+    /// the entries `order`, in that order) and kills each with SIGKILL at a random moment
+    /// 0…`longestDelay` ms after its first `sent` line, until the outbox is empty (or
+    /// `deadline`); then one last replay runs to its end. After each round it waits (bounded)
+    /// until the server processes none of the space's requests, reopens the store (it must open
+    /// and pass `PRAGMA integrity_check`), checks that what is left keeps its order and holds no
+    /// entry a child reported sent, and puts back an entry kept with a `409` (its key was still
+    /// in flight); any other refusal fails the test. The last replay must find nothing to send.
     static func killReplays(
         of order: [String], in file: URL, folder: TemporaryFolder, to space: DRFSpace, child: CrashChild,
-        random: inout SplitMix64, longestDelay: UInt64, deadline: ContinuousClock.Instant
+        random: inout SplitMix64, longestDelay: UInt64, deadline: ContinuousClock.Instant,
+        flags: [String] = []
     ) async throws -> ReplayKillTotals {
         var totals = ReplayKillTotals()
         var left = order  // the entries still in the store, in order
@@ -188,11 +189,12 @@ struct ReplayCrashTests {
             let context = "replay \(round)"
             let stderr = folder.file("replay-\(round).stderr")
             let process = try SpawnedProcess(
-                arguments: child.replayArguments(file, to: space.url), stderrPath: stderr.path)
+                arguments: child.replayArguments(file, to: space.url) + flags, stderrPath: stderr.path)
             round += 1
-            // Killed at a random moment while it sends: 0–longestDelay ms after its first `.sent` line.
+            // Killed at a random moment while it sends: 0–longestDelay ms after its first `.sent` line
+            // (other lines may follow it in the same read).
             let sending = SpawnedProcess.pump([process], until: .now + .seconds(60)) {
-                process.lines.last?.hasPrefix("sent ") == true || Self.strayLine(in: [process])
+                process.lines.contains { $0.hasPrefix("sent ") } || Self.strayLine(in: [process])
             }
             var killed = false
             switch sending {
@@ -253,7 +255,10 @@ struct ReplayCrashTests {
                     )
                 }
             }
-            if killed { totals.headsAfterKills.append(ids.first) }
+            if killed {
+                totals.headsAfterKills.append(ids.first)
+                totals.lastLinesAtKills.append(process.lines.last)
+            }
             left = ids
             // Refused entries (recorded above) stay kept: no replay would send anything more.
             if !entries.isEmpty, !entries.contains(where: \.isQueued) {
@@ -264,7 +269,7 @@ struct ReplayCrashTests {
 
         // One last replay, to its end: nothing may be left for it.
         let final = try SpawnedProcess(
-            arguments: child.replayArguments(file, to: space.url),
+            arguments: child.replayArguments(file, to: space.url) + flags,
             stderrPath: folder.file("final.stderr").path)
         if SpawnedProcess.pump([final], until: .now + .seconds(120), done: { Self.strayLine(in: [final]) })
             != .ended
@@ -312,7 +317,10 @@ struct ReplayCrashTests {
     static func strayLine(in processes: [SpawnedProcess]) -> Bool {
         processes.contains { process in
             guard let last = process.lines.last else { return false }
-            return !["ready", "sent", "kept", "created", "replayed"].contains(last.prefix { $0 != " " })
+            return ![
+                "ready", "sent", "kept", "created", "replayed", "conflict", "discarded", "request", "answer",
+            ]
+            .contains(last.prefix { $0 != " " })
         }
     }
 
@@ -430,9 +438,22 @@ struct ReplayRun {
         var serverID: String
     }
 
+    /// A `request <method> <path> <key>` line (`--requests`; key `-` for none).
+    struct Request {
+        var method: String
+        var path: String
+        var key: String
+    }
+
     var sent: [Sent] = []
     var kept: [String] = []
     var created: [Created] = []
+    /// The `conflict …` and `discarded …` lines (`--conflicts`).
+    var conflicts: [String] = []
+    var discarded: [String] = []
+    /// The `request …` lines, and the `answer …` lines' statuses, in order (`--requests`).
+    var requestLines: [Request] = []
+    var answerStatuses: [Int] = []
     /// The fields of the last line: sent, kept, remaining, ending, requests.
     var report: [String]?
     var other: [String] = []
@@ -450,6 +471,12 @@ struct ReplayRun {
             case "kept": kept.append(line)
             case "created" where fields.count == 4:
                 created.append(Created(id: fields[1], localID: fields[2], serverID: fields[3]))
+            case "conflict" where fields.count == 5: conflicts.append(line)
+            case "discarded" where fields.count == 3: discarded.append(line)
+            case "request" where fields.count == 4:
+                requestLines.append(Request(method: fields[1], path: fields[2], key: fields[3]))
+            case "answer" where fields.count == 4 && Int(fields[3]) != nil:
+                answerStatuses.append(Int(fields[3]) ?? 0)
             case "replayed" where fields.count == 6: report = Array(fields.dropFirst())
             default: other.append(line)
             }
@@ -475,6 +502,10 @@ struct ReplayKillTotals {
     var refused = Set<String>()
     /// After each kill, the entry at the head of the outbox (`nil`: none left).
     var headsAfterKills: [String?] = []
+    /// After each kill, the last line the child printed.
+    var lastLinesAtKills: [String?] = []
+    /// Every run's lines, parsed, in order.
+    var replays: [ReplayRun] = []
 
     mutating func add(_ run: ReplayRun, killed: Bool) {
         runs += 1
@@ -483,6 +514,7 @@ struct ReplayKillTotals {
         seenReplayed += run.sent.filter(\.replayed).count
         created += run.created
         replayedEntries += run.sent.filter(\.replayed).map(\.id)
+        replays.append(run)
     }
 }
 
