@@ -27,6 +27,37 @@ private struct PostRepository: CRUDRepository {
     let name = "posts"
 }
 
+/// The server behind a network that loses the answer to the first write it carries: the server
+/// applies the write, the caller gets `.timedOut`. Every request is logged.
+private final class LosesFirstWriteAnswer: Backend, @unchecked Sendable {
+    let server: InMemoryBackend
+    private let lock = NSLock()
+    private var lost = false
+    private var log: [BackendRequest] = []
+
+    init(server: InMemoryBackend) {
+        self.server = server
+    }
+
+    var attempts: [BackendRequest] {
+        lock.withLock { log }
+    }
+
+    func send(_ request: BackendRequest) -> Future<BackendResponse, ServiceError> {
+        let lose = lock.withLock {
+            log.append(request)
+            guard request.method != .get, !lost else { return false }
+            lost = true
+            return true
+        }
+        let answer = server.send(request)
+        guard lose else { return answer }
+        return Future { promise in
+            answer.start { _ in promise(.failure(.timedOut)) }
+        }
+    }
+}
+
 /// One device with its store on a real file, reading and writing through `.offline(store)`
 /// over a network it can cut; the other device writes to the server directly.
 private struct Devices {
@@ -237,6 +268,38 @@ struct ConflictReplayTests {
         #expect(events.first?.summary.hasPrefix("sent") == true)
         #expect(devices.network.attempts.last?.method == .get)
         #expect(devices.onServer(1) == Post(id: 1, title: "Mine", body: "Theirs", views: 1))
+    }
+
+    @Test(
+        "a write the server applied whose answer was lost is not sent again: the next replay reads it there",
+        arguments: [false, true])
+    func answerLostAfterApplied(theyWroteAnotherField: Bool) async throws {
+        let devices = try Devices()
+        try await devices.readThenGoOffline(1)
+        // The app sends a field it did not change (views) with the one it did (title): a merge
+        // sends the title alone, under a key of its own.
+        _ = queued(await devices.mine.patch(1, with: ["title": "Mine", "views": 1]).result)
+        if theyWroteAnotherField { _ = try await devices.theirs.patch(1, with: ["body": "Theirs"]).value }
+        // A replay started in the background while the network was down has ended there.
+        _ = await devices.store.outbox.replay()
+
+        // The first replay's write reaches the server, its answer does not (as after a kill
+        // between the two): the entry stays queued.
+        let network = LosesFirstWriteAnswer(server: devices.server)
+        let first = await devices.store.outbox.replay(through: network)
+        #expect(first.sent == 0 && first.remaining == 1, "\(first)")
+        #expect(devices.onServer(1)?.title == "Mine")
+
+        // The next replay reads the record, finds the user's change there, and sends nothing:
+        // sent again, it would go merged (the title alone), under a key the server has not
+        // applied when the first went as made, and be applied twice.
+        let second = await devices.store.outbox.replay(through: network)
+        #expect(second.sent == 1 && second.remaining == 0, "\(second)")
+        let requests = network.attempts.map { "\($0.method.rawValue) \($0.path)" }
+        #expect(requests == ["GET posts/1", "PATCH posts/1", "GET posts/1"])
+        #expect(
+            devices.onServer(1)
+                == Post(id: 1, title: "Mine", body: theyWroteAnotherField ? "Theirs" : "B1", views: 1))
     }
 
     @Test("a write with the app's own If-Match is sent as made: no read, the app's precondition decides")

@@ -19,29 +19,42 @@ import Testing
 ///
 /// The test process reads the listing `posts` of a fresh DRF space through `.offline(store)` (so
 /// each post's base is the record in that stored listing: no validator, so the replay reads each
-/// record before its write), queues one `PATCH posts/<id>` `{"title": "mine <id>"}` per post
-/// while offline, then, as another device, `PATCH`es `{"body": "theirs <id>"}` of every one of
-/// those posts on the server. Replay children are killed with SIGKILL at seeded random moments
-/// until the outbox is empty
+/// record before its write) and queues one `PATCH posts/<id>` `{"title": "mine <id>", "userId": …}`
+/// per post while offline (the title changed, `userId` sent as it was, as a form sends it). Then
+/// another device either `PATCH`es `{"body": "theirs <id>"}` of every one of
+/// those posts on the server (every replay merges), or writes nothing (every replay finds the
+/// record unchanged and sends the write as made). Replay children are killed with SIGKILL at
+/// seeded random moments until the outbox is empty
 /// (``ReplayCrashTests/killReplays(of:in:folder:to:child:random:longestDelay:deadline:flags:)``),
 /// printing each request and its answer (`--requests`) and every conflict (`--conflicts`), so
-/// kills land while a record is read, between its read and its write, while the merged write is
-/// out, and between its answer and the record of it.
+/// kills land while a record is read, between its read and its write, while the write is out,
+/// and between its answer and the record of it.
 ///
-/// Then every post must hold both the user's title and the other device's body (no lost write,
-/// no lost merge); no conflict may be reported (the edits touch different fields); each merged
-/// `PATCH` must have gone with its derived key, `<key>-<fnv64 of {"title":…}>`, and the server
-/// must count one key applied per post and no key reused for another body (`422`).
+/// Then every post must hold the user's title and the other device's body (no lost write, no
+/// lost merge); no conflict may be reported (the edits touch different fields); each `PATCH`
+/// must have gone with the entry's key when sent as made, with its derived key
+/// `<key>-<fnv64 of {"title":…}>` when merged (the title alone); and the server must count one key applied per
+/// entry (none applied twice, whatever the kills) and no key reused for another body (`422`).
 extension ReplayCrashTests {
-    /// Posts of the conflict kill test (the space's 100, and more created), and the longest wait
-    /// from a child's first `.sent` to its kill.
+    /// What the other device does while the title edits wait in the outbox.
+    enum OtherDevice: String, Sendable, CaseIterable, CustomTestStringConvertible {
+        /// `PATCH`es the body of every post: each replay reads, merges and sends the title alone.
+        case editsBodies
+        /// Nothing: each replay reads the record unchanged and sends the write as made.
+        case writesNothing
+
+        var testDescription: String { rawValue }
+    }
+
+    /// Posts of each case (the space's 100, and more created), and the longest wait from a
+    /// child's first `.sent` to its kill.
     static let conflictPosts = 300
     static let longestConflictKillDelay: UInt64 = 200
 
     @Test(
-        "Replays killed with SIGKILL while they read, merge and send lose no write and no merge",
-        .timeLimit(.minutes(5)))
-    func replayKilledWhileMerging() async throws {
+        "Replays killed with SIGKILL while they read, merge and send lose no write and apply none twice",
+        .timeLimit(.minutes(5)), arguments: OtherDevice.allCases)
+    func replayKilledWhileMerging(_ other: OtherDevice) async throws {
         guard let child = CrashChild.required() else { return }
         let seed = UInt64(ProcessInfo.processInfo.environment["DEPOT_CRASH_SEED"] ?? "") ?? 12
         var random = SplitMix64(seed: seed)
@@ -51,7 +64,7 @@ extension ReplayCrashTests {
         let started = ContinuousClock.now
         let listed = try await Self.postsListing(of: space, count: Self.conflictPosts)
         let queued = try await Self.queueTitleEdits(of: listed, in: file, from: space)
-        try await Self.editBodiesElsewhere(listed.map(\.id), in: space)
+        if other == .editsBodies { try await Self.editBodiesElsewhere(listed.map(\.id), in: space) }
         let prepared = ContinuousClock.now
         let totals = try await Self.killReplays(
             of: queued.map(\.entry), in: file, folder: folder, to: space, child: child, random: &random,
@@ -60,16 +73,16 @@ extension ReplayCrashTests {
         let seconds = (ContinuousClock.now - started).seconds
         let replaySeconds = (ContinuousClock.now - prepared).seconds
 
-        let server = try await MergeCheck(space: space, listed: listed)
+        let server = try await MergeCheck(space: space, listed: listed, theirBodies: other == .editsBodies)
         let requests = ReplayRequestCheck(totals: totals, queued: queued)
         let kills = KillMoments(totals.lastLinesAtKills)
         let conflicts = totals.replays.flatMap(\.conflicts)
         let discarded = totals.replays.flatMap(\.discarded)
         let tally = try await space.idempotencyCounts(settle: 10)
         let summary = """
-            kill during a replay that reads and merges: \(totals.kills) kills during replay (seed \(seed)), \
-            \(queued.count) entries (PATCH title; body PATCHed by another device); kills \(kills.summary); \
-            server: \(server.summary); \(requests.summary); \(conflicts.count) conflict and \
+            kill during a replay that reads and merges (\(other)): \(totals.kills) kills during replay (seed \(seed)), \
+            \(queued.count) entries (PATCH title\(other == .editsBodies ? "; body PATCHed by another device" : "")); \
+            kills \(kills.summary); server: \(server.summary); \(requests.summary); \(conflicts.count) conflict and \
             \(discarded.count) discarded events; \(tally.replayed) resends (\(totals.seenReplayed) seen by a \
             child as Idempotent-Replayed); \(totals.runs) replays, integrity ok \
             \(totals.integrityOK)/\(totals.runs - 1), \(totals.retriedConflicts) entries kept with 409 and \
@@ -77,27 +90,32 @@ extension ReplayCrashTests {
             \(String(format: "%.1f", seconds)) s in all
             """
         print(summary)
-        #expect(server.merged == queued.count, "\(summary)")
+        #expect(server.asExpected == queued.count, "\(summary)")
         #expect(server.lostTitles == 0 && server.lostBodies == 0, "\(summary)")
         #expect(server.otherChanges == 0 && server.missing == 0, "\(summary)")
         #expect(conflicts.isEmpty, "conflicts reported for edits of different fields: \(conflicts.prefix(3))")
         #expect(discarded.isEmpty, "writes dropped: \(discarded.prefix(3))")
-        #expect(requests.wrongKeys == 0 && requests.sentAsMade == 0, "\(summary)")
+        // Merged, a write goes with its derived key; as made (nobody else wrote), with its own.
+        let unexpectedKeys = other == .editsBodies ? requests.ownKeys : requests.derivedKeys
+        #expect(unexpectedKeys == 0 && requests.otherKeys == 0, "\(summary)")
         #expect(requests.foreignPaths == 0 && requests.otherMethods == 0, "\(summary)")
         #expect(requests.patchedBeforeRead == 0, "\(summary)")
         // An entry whose `sent` line a kill took is gone from the store all the same (checked after
         // each round); none may be reported twice.
         #expect(requests.sentTwice == 0, "\(summary)")
-        // One key applied per entry: a merge sent again after a kill kept its key and body.
+        // One key applied per entry: no write went again under a key of its own after a kill.
         #expect(tally.applied == queued.count, "\(summary)")
         #expect(tally.mismatches == 0, "a key reused for another body (422): \(summary)")
         #expect(tally.replayed >= totals.seenReplayed, "\(summary)")
         #expect(totals.integrityOK == totals.runs - 1, "\(summary)")
         // Nothing was measured unless replays were killed, some between a read and its write,
-        // some after a merged write reached the server.
+        // some after a write reached the server (found there by the next read, or sent again
+        // and answered from its key).
         #expect(totals.kills >= 20, "too few kills during replay to mean anything: \(summary)")
         #expect(kills.duringOrAfterRead >= 1, "no kill landed between a read and its write: \(summary)")
-        #expect(tally.replayed >= 1, "no kill landed after a merged write reached the server: \(summary)")
+        #expect(
+            requests.foundApplied + tally.replayed >= 1,
+            "no kill landed after a write reached the server: \(summary)")
     }
 
     /// A post as the listing showed it.
@@ -149,8 +167,10 @@ extension ReplayCrashTests {
 
     /// In a new store at `file`: reads the listing `posts` of `space` through `.offline(store)`,
     /// then, offline (`.offline(store)` in front of a backend that cannot connect), queues
-    /// `PATCH posts/<id>` `{"title": "mine <id>"}` for each of `posts`, in order. Checks that
-    /// each entry's base is the post as listed, and returns the entries in queue order.
+    /// `PATCH posts/<id>` `{"title": "mine <id>", "userId": <as listed>}` for each of `posts`, in
+    /// order (a changed field and one sent unchanged: the merge sends the title alone, under a
+    /// derived key). Checks that each entry's base is the post as listed, and returns the
+    /// entries in queue order.
     static func queueTitleEdits(of posts: [ListedPost], in file: URL, from space: DRFSpace) async throws
         -> [TitleEdit]
     {
@@ -161,8 +181,10 @@ extension ReplayCrashTests {
         let offline = FailingBackend(error: .cannotConnect).with(.offline(store))
         var edits: [TitleEdit] = []
         for post in posts {
+            let userID = post.record["userId"]?.intValue ?? 0
             var request = BackendRequest(
-                method: .patch, path: "posts/\(post.id)", body: Data(#"{"title": "mine \#(post.id)"}"#.utf8))
+                method: .patch, path: "posts/\(post.id)",
+                body: Data(#"{"title": "mine \#(post.id)", "userId": \#(userID)}"#.utf8))
             request.headers["Content-Type"] = "application/json"
             let write = try #require(queuedWrite(await offline.send(request).result))
             edits.append(TitleEdit(entry: write.id, key: write.idempotencyKey, post: post.id))
@@ -193,10 +215,10 @@ extension ReplayCrashTests {
 }
 
 /// The posts at the server after the replays: each must hold the user's title and the other
-/// device's body, and the rest as listed.
+/// device's body (or, when it wrote nothing, the body as listed), and the rest as listed.
 struct MergeCheck {
-    /// Posts with both edits.
-    var merged = 0
+    /// Posts as expected.
+    var asExpected = 0
     /// Posts without the user's title, or without the other device's body.
     var lostTitles = 0
     var lostBodies = 0
@@ -205,7 +227,7 @@ struct MergeCheck {
     /// Posts gone.
     var missing = 0
 
-    init(space: DRFSpace, listed: [ReplayCrashTests.ListedPost]) async throws {
+    init(space: DRFSpace, listed: [ReplayCrashTests.ListedPost], theirBodies: Bool) async throws {
         let now = Dictionary(
             try await ReplayCrashTests.listing(of: space).map { ($0.id, $0.record) },
             uniquingKeysWith: { a, _ in a })
@@ -215,10 +237,10 @@ struct MergeCheck {
                 continue
             }
             let title = record["title"] == .string("mine \(post.id)")
-            let body = record["body"] == .string("theirs \(post.id)")
+            let body = record["body"] == (theirBodies ? .string("theirs \(post.id)") : post.record["body"])
             if !title { lostTitles += 1 }
             if !body { lostBodies += 1 }
-            if title && body { merged += 1 }
+            if title && body { asExpected += 1 }
             var rest = record
             var before = post.record
             for key in ["title", "body"] {
@@ -230,8 +252,8 @@ struct MergeCheck {
     }
 
     var summary: String {
-        "\(merged) posts with both edits, \(lostTitles) without the user's title, \(lostBodies) without the "
-            + "other device's body, \(otherChanges) with another field changed, \(missing) gone"
+        "\(asExpected) posts with the user's title and the expected body, \(lostTitles) without the user's "
+            + "title, \(lostBodies) with another body, \(otherChanges) with another field changed, \(missing) gone"
     }
 }
 
@@ -239,10 +261,11 @@ struct MergeCheck {
 struct ReplayRequestCheck {
     var reads = 0
     var patches = 0
-    /// `PATCH`es whose key is not the entry's derived key for the body `{"title":…}`.
-    var wrongKeys = 0
-    /// `PATCH`es with the entry's own key: sent as made, as if nobody had changed the record.
-    var sentAsMade = 0
+    /// `PATCH`es with the entry's own key (sent as made), with its derived key for the body
+    /// `{"title":…}` (merged), and with another key.
+    var ownKeys = 0
+    var derivedKeys = 0
+    var otherKeys = 0
     /// Requests to a path no entry writes, or with another method than `GET` and `PATCH`.
     var foreignPaths = 0
     var otherMethods = 0
@@ -250,6 +273,9 @@ struct ReplayRequestCheck {
     var patchedBeforeRead = 0
     /// Entries with a `PATCH` in more than one child (a merge sent again after a kill).
     var patchedAgain = 0
+    /// Entries a child reported `.sent` after reading the record and sending nothing: the record
+    /// held the user's change already (the write had reached the server before a kill).
+    var foundApplied = 0
     /// Entries reported `.sent` more than once, or never.
     var sentTwice = 0
     var neverSent = 0
@@ -274,14 +300,21 @@ struct ReplayRequestCheck {
                     patched.insert(request.path)
                     if !read.contains(request.path) { patchedBeforeRead += 1 }
                     if request.key == edit.key {
-                        sentAsMade += 1
-                    } else if request.key != edit.mergedKey {
-                        wrongKeys += 1
+                        ownKeys += 1
+                    } else if request.key == edit.mergedKey {
+                        derivedKeys += 1
+                    } else {
+                        otherKeys += 1
                     }
                 default: otherMethods += 1
                 }
             }
             for path in patched { childrenPatching[path, default: 0] += 1 }
+            let sentHere = Set(run.sent.map(\.id))
+            foundApplied +=
+                queued.filter { edit in
+                    sentHere.contains(edit.entry) && read.contains(edit.path) && !patched.contains(edit.path)
+                }.count
         }
         patchedAgain = childrenPatching.values.filter { $0 > 1 }.count
         let timesSent = Dictionary(grouping: totals.replays.flatMap(\.sent), by: \.id).mapValues(\.count)
@@ -290,10 +323,11 @@ struct ReplayRequestCheck {
     }
 
     var summary: String {
-        "requests: \(reads) reads, \(patches) PATCHes (\(patchedAgain) entries PATCHed by two children or more), "
-            + "\(wrongKeys) with a key other than the derived one, \(sentAsMade) sent as made, "
-            + "\(patchedBeforeRead) before their read; \(sentTwice) entries reported sent twice, "
-            + "\(neverSent) never (their `sent` line lost with a killed child)"
+        "requests: \(reads) reads, \(patches) PATCHes (\(patchedAgain) entries PATCHed by two children or more; "
+            + "\(ownKeys) with the entry's key, \(derivedKeys) with its derived key, \(otherKeys) with another, "
+            + "\(patchedBeforeRead) before their read); \(foundApplied) entries found applied by a read (sent, not "
+            + "PATCHed again); \(sentTwice) entries reported sent twice, \(neverSent) never (their `sent` line lost "
+            + "with a killed child)"
     }
 }
 
@@ -303,7 +337,7 @@ struct KillMoments {
     /// (`answer GET`).
     var whileReading = 0
     var afterRead = 0
-    /// While the merged `PATCH` was out (`request PATCH`), or after its answer, before its
+    /// While the `PATCH` was out (`request PATCH`), or after its answer, before its
     /// `sent` line (`answer PATCH`).
     var whileSending = 0
     var afterAnswer = 0
@@ -334,7 +368,7 @@ struct KillMoments {
 
     var summary: String {
         "\(whileReading) while reading, \(afterRead) between a read's answer and the write, \(whileSending) while "
-            + "the merged PATCH was out, \(afterAnswer) between its answer and the sent line, \(betweenEntries) "
+            + "the PATCH was out, \(afterAnswer) between its answer and the sent line, \(betweenEntries) "
             + "after a sent line, \(other) elsewhere"
     }
 }
