@@ -163,9 +163,17 @@ public struct OfflineMiddleware: Middleware {
             let (pending, _, sent) = outbox.overlay()
             var recordWrites = pending.writes(toRecord: resource)
             var listWrites = pending.writes(toCollection: resource)
-            // An answer from the store (or none) misses what the server accepted since.
+            // An answer from the store, or none because the server could not be reached,
+            // misses what the server accepted since; the server's own answer (a `404` for a
+            // record deleted since, too) holds it already.
             let storedAt = servedFromStore.withLock { $0 }
-            if storedAt != nil || answer.map({ if case .failure = $0 { true } else { false } }) ?? true {
+            let unanswered: Bool
+            switch answer {
+            case nil: unanswered = true
+            case .failure(let error)?: unanswered = StoredResponse.mayReplace(error)
+            case .success?: unanswered = false
+            }
+            if storedAt != nil || unanswered {
                 let since = sent.sent(after: storedAt ?? .distantPast)
                 recordWrites = since.writes(toRecord: resource) + recordWrites
                 listWrites = since.writes(toCollection: resource) + listWrites

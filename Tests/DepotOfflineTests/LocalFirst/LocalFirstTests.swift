@@ -453,6 +453,26 @@ struct LocalFirstTests {
         #expect(fresh.map(\.id) == [1, 2, 3, 4, 6])
     }
 
+    @Test("online, the server's 404 for a record deleted since a replayed write is the answer")
+    func serversNotFoundIsTheAnswer() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.patch(1, with: ["title": "Sent"]).result)
+        setup.server.stopFailing()
+        #expect(await replayAll(setup.store) == 0)
+        // Another device deletes it; the server says so (before: the sent write's answer,
+        // among the recent outcomes, was laid over the 404 and the post came back).
+        try await PostRepository(backend: setup.server).delete(id: 1).value
+        let read = await setup.posts.findByID(1).result
+        guard case .failure(.notFound) = read else {
+            Issue.record("expected 404, got \(read)")
+            return
+        }
+        // Offline, with nothing stored for it, the sent write still shows.
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findByID(1).value.title == "Sent")
+    }
+
     @Test(
         "a listing filtered on a record created offline answers its pending records, without a stored answer")
     func listingOfLocalRecord() async throws {
