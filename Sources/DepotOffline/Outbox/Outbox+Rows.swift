@@ -92,10 +92,14 @@ extension Outbox {
     /// ``maxRecentOutcomes``. The stored response has no header field the policy's redaction names,
     /// and its body only when neither `Cache-Control: no-store` nor the policy's
     /// ``OfflinePolicy/storesResponse`` keeps it out: then its first ``maxStoredBodyBytes`` bytes.
+    /// Returns the outcome's `sequence`: its place among the outcomes, which only grows (until
+    /// ``OfflineStore/removeAll()``), unlike the positions of entries, which start again at 1
+    /// once the outbox is empty.
+    @discardableResult
     static func recordOutcome(
         of entry: OutboxEntry, response: BackendResponse?, policy: OfflinePolicy,
         in connection: SQLiteConnection
-    ) throws(OfflineStoreError) {
+    ) throws(OfflineStoreError) -> Int {
         let headers = response.map { policy.redaction.removingSecrets(from: $0.headers) } ?? HTTPHeaders()
         var body = Data()
         if let response, !CacheControl(response.headers).noStore,
@@ -116,11 +120,13 @@ extension Outbox {
                 .blob(body),
                 .real(Date().timeIntervalSince1970), text(of: entry.resource),
             ])
+        let sequence = Int(try connection.integer("SELECT last_insert_rowid()") ?? 0)
         try connection.execute(
             """
             DELETE FROM outbox_outcomes
             WHERE sequence <= (SELECT max(sequence) FROM outbox_outcomes) - ?
             """, [.integer(Int64(maxRecentOutcomes))])
+        return sequence
     }
 
     static func outcome(from row: SQLiteStatement, path: String) throws(OfflineStoreError) -> OutboxOutcome {

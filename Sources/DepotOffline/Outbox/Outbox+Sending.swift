@@ -95,14 +95,17 @@ extension Outbox {
         defer { publishChanges() }
         let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
         try database.withConnection { connection throws(OfflineStoreError) in
-            let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
-                guard try removeQueued(entry, outcome: response, in: connection) else { return false }
+            let sequence = try connection.transaction { () throws(OfflineStoreError) -> Int? in
+                guard let sequence = try removeQueued(entry, outcome: response, in: connection) else {
+                    return nil
+                }
                 if let localID = entry.localID, let serverID {
                     try LocalIDs.record(
                         localID, serverID, resource: entry.resource.collectionPath, in: connection)
                 }
-                return true
+                return sequence
             }
+            let removed = sequence != nil
             state.withLock {
                 if removed { $0.queuedCount -= 1 }
                 $0.pending.remove(entry.id)
@@ -110,9 +113,10 @@ extension Outbox {
                     $0.localIDs.map(localID, to: serverID)
                     $0.pending.rewrite(mentioning: localID, by: $0.localIDs)
                 }
-                // Stored answers older than this write show it from now on (see `sent`).
+                // Stored answers older than this write show it from now on (see `sent`), in the
+                // order of the outcomes, as when they are read from the file.
                 if let write = PendingWrite(
-                    sent: entry.id, position: entry.position, method: entry.method,
+                    sent: entry.id, position: sequence ?? entry.position, method: entry.method,
                     resource: $0.localIDs.rewriting(entry.resource), response: response.body, sentAt: Date())
                 {
                     $0.sent.add(write)
@@ -189,18 +193,17 @@ extension Outbox {
     }
 
     /// Removes `entry` while it is still queued, recording its outcome (sent with `response`,
-    /// or discarded for `nil`), inside the caller's transaction: `false` when it was no longer
-    /// queued (discarded meanwhile).
+    /// or discarded for `nil`), inside the caller's transaction: the outcome's sequence, or
+    /// `nil` when it was no longer queued (discarded meanwhile).
     private func removeQueued(
         _ entry: OutboxEntry, outcome response: BackendResponse?, in connection: SQLiteConnection
     )
-        throws(OfflineStoreError) -> Bool
+        throws(OfflineStoreError) -> Int?
     {
         try connection.execute("DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
-        guard connection.changes > 0 else { return false }
-        try Self.recordOutcome(
+        guard connection.changes > 0 else { return nil }
+        return try Self.recordOutcome(
             of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
-        return true
     }
 
     /// Removes an entry a conflict dropped unsent (durably, as a discarded outcome) and reports
@@ -209,7 +212,7 @@ extension Outbox {
         defer { publishChanges() }
         try database.withConnection { connection throws(OfflineStoreError) in
             let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
-                try removeQueued(entry, outcome: nil, in: connection)
+                try removeQueued(entry, outcome: nil, in: connection) != nil
             }
             // Discarded while it was being read: the app's discard was reported already.
             guard removed else { return }

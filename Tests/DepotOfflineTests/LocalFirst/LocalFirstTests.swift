@@ -474,6 +474,34 @@ struct LocalFirstTests {
     }
 
     @Test(
+        "writes sent in later replays show over stored answers after those sent before, once the outbox emptied"
+    )
+    func sentWritesInTheOrderSent() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findAll().value
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.patch(2, with: ["title": "Two"]).result)
+        _ = queued(await setup.posts.patch(3, with: ["title": "Three"]).result)
+        _ = queued(await setup.posts.update(Post(id: 1, userId: 1, title: "Replaced", views: 1)).result)
+        setup.server.stopFailing()
+        #expect(await replayAll(setup.store) == 0)
+        // The outbox is empty: the next entry is the first again.
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.delete(id: 1).result)
+        setup.server.stopFailing()
+        #expect(await replayAll(setup.store) == 0)
+
+        // Before, the delete (first in its outbox) was laid under the PUT (third in its own).
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findAll().value.map(\.id) == [2, 3, 4, 5])
+        let gone = await setup.posts.findByID(1).result
+        guard case .failure(.notFound) = gone else {
+            Issue.record("expected 404, got \(gone)")
+            return
+        }
+    }
+
+    @Test(
         "a listing filtered on a record created offline answers its pending records, without a stored answer")
     func listingOfLocalRecord() async throws {
         let setup = try Setup()
