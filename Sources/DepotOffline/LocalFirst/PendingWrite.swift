@@ -116,7 +116,9 @@ struct PendingWrite: Sendable {
     /// (`DELETE`); a create's record when `record` is `nil` and this is the create.
     func applied(to record: [String: JSONValue]?) -> [String: JSONValue]? {
         switch method {
-        case .post: return record ?? createdRecord
+        // The record the create made: whatever a stored answer held under its id before is
+        // older (a server that gives a deleted record's id again, as json-server does).
+        case .post: return createdRecord ?? record
         case .put:
             guard let members else { return record }
             return JSONServerRules.replacing(id: record?["id"] ?? Self.id(fromText: recordID), with: members)
@@ -146,8 +148,11 @@ struct PendingWrites: Sendable {
     /// Every write that changes a listing of the collection (its creates, and the writes to
     /// its records), by position.
     private var byCollection: [String: [Int: PendingWrite]] = [:]
-    /// Queued creates by their local id's text.
+    /// Creates by the path of the record they made (`posts/-1`; for one the server accepted,
+    /// `posts/101`): ids the server gives are unique only within a collection.
     private var creates: [String: PendingWrite] = [:]
+    /// How many of the creates made a record with each id text.
+    private var createdIDs: [String: Int] = [:]
     /// The writes by entry id.
     private var writes: [String: PendingWrite] = [:]
     /// The queued entries the writes were read from, with their bodies as read, by id, to
@@ -203,7 +208,15 @@ struct PendingWrites: Sendable {
         removeWrite(write.entryID)
         writes[write.entryID] = write
         if write.method == .post {
-            if let local = JSONServerRules.idText(write.localID) { creates[local] = write }
+            // The latest create of a record path (an id the server gave again) stands for it.
+            if let id = JSONServerRules.idText(write.localID),
+                (creates[write.collection + "/" + id]?.position ?? Int.min) < write.position
+            {
+                if let replaced = creates.updateValue(write, forKey: write.collection + "/" + id) {
+                    forget(createdID: replaced)
+                }
+                createdIDs[id, default: 0] += 1
+            }
         } else {
             byRecord[write.resource, default: [:]][write.position] = write
         }
@@ -220,7 +233,13 @@ struct PendingWrites: Sendable {
     private mutating func removeWrite(_ id: String) {
         guard let write = writes.removeValue(forKey: id) else { return }
         if write.method == .post {
-            if let local = JSONServerRules.idText(write.localID) { creates[local] = nil }
+            // Unless a later create of the same record replaced it there.
+            if let created = JSONServerRules.idText(write.localID).map({ write.collection + "/" + $0 }),
+                creates[created]?.entryID == write.entryID
+            {
+                creates[created] = nil
+                forget(createdID: write)
+            }
         } else {
             byRecord[write.resource]?[write.position] = nil
             if byRecord[write.resource]?.isEmpty == true { byRecord[write.resource] = nil }
@@ -243,14 +262,12 @@ struct PendingWrites: Sendable {
     }
 
     /// The writes that decide what a read of the record at `resource` answers, in replay
-    /// order: the create that made it (when it is a local one) and the writes to its path.
+    /// order: the create that made it and the writes to its path (a sent create among the
+    /// writes sent before and after it: an id the server gave again after a deletion).
     func writes(toRecord resource: String) -> [PendingWrite] {
         var writes = Self.ordered(byRecord[resource])
-        if let slash = resource.lastIndex(of: "/"),
-            let create = creates[String(resource[resource.index(after: slash)...])],
-            create.collection == resource[..<slash]
-        {
-            writes.insert(create, at: 0)
+        if let create = creates[resource] {
+            writes.insert(create, at: writes.firstIndex { $0.position > create.position } ?? writes.endIndex)
         }
         return writes
     }
@@ -262,16 +279,17 @@ struct PendingWrites: Sendable {
 
     /// Whether a queued create made the record whose id has the text `id` (a local id).
     func createsRecord(withID id: String) -> Bool {
-        creates[id] != nil
+        createdIDs[id] != nil
+    }
+
+    private mutating func forget(createdID write: PendingWrite) {
+        guard let id = JSONServerRules.idText(write.localID), let count = createdIDs[id] else { return }
+        createdIDs[id] = count > 1 ? count - 1 : nil
     }
 
     /// Whether a write waits for `resource` as a record or as a collection.
     func touches(_ resource: String) -> Bool {
-        byCollection[resource] != nil || byRecord[resource] != nil
-            || resource.lastIndex(of: "/").map {
-                creates[String(resource[resource.index(after: $0)...])] != nil
-            }
-                == true
+        byCollection[resource] != nil || byRecord[resource] != nil || creates[resource] != nil
     }
 
     /// These writes, but only those the server accepted after `date` (for an answer stored

@@ -501,6 +501,67 @@ struct LocalFirstTests {
         }
     }
 
+    @Test("a post and a comment created offline that the server gave the same id each read as themselves")
+    func sentCreatesOfOneIDInTwoCollections() async throws {
+        let folder = try TemporaryFolder()
+        let server = try InMemoryBackend(
+            database: Data(
+                #"{"posts": [{"id": 1, "userId": 1, "title": "One", "views": 1}], "comments": [{"id": 1, "postId": 1, "body": "c"}]}"#
+                    .utf8))
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let posts = PostRepository(backend: server.with(.offline(store)))
+        let comments = CommentRepository(backend: server.with(.offline(store)))
+        server.failAll(with: .noConnection)
+        let post = queued(await posts.create(NewPost(userId: 1, title: "New", views: 0)).result)
+        let local = try #require(post?.localID?.intValue)
+        _ = queued(await comments.create(NewComment(postId: local, body: "On it")).result)
+        server.stopFailing()
+        #expect(await replayAll(store) == 0)
+        #expect(server.records(in: "posts").last?["id"] == 2)
+        #expect(server.records(in: "comments").last?["id"] == 2)
+
+        // Offline, nothing stored for either: each shows from its own create (before, the
+        // comment's create hid the post's: both are "2").
+        server.failAll(with: .noConnection)
+        #expect(try await posts.findByID(local).value.title == "New")
+        #expect(try await comments.findByID(2).value.body == "On it")
+    }
+
+    @Test("a record created offline that got the id of a record deleted meanwhile reads as created")
+    func sentCreateOfAReusedID() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findByID(5).value
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.delete(id: 5).result)
+        let created = queued(await setup.posts.create(NewPost(userId: 2, title: "New", views: 0)).result)
+        let local = try #require(created?.localID?.intValue)
+        setup.server.stopFailing()
+        #expect(await replayAll(setup.store) == 0)
+        // json-server gives the deleted post's id again.
+        #expect(setup.server.records(in: "posts").last?["id"] == 5)
+
+        // Before, the create was laid first and the delete after it: a 404.
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findByID(local).value == Post(id: 5, userId: 2, title: "New", views: 0))
+    }
+
+    @Test("a record created offline that got the id of one another device deleted replaces its stored answer")
+    func sentCreateReplacesAStoredRecord() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findByID(5).value
+        try await PostRepository(backend: setup.server).delete(id: 5).value
+        setup.server.failAll(with: .noConnection)
+        let created = queued(await setup.posts.create(NewPost(userId: 2, title: "New", views: 0)).result)
+        let local = try #require(created?.localID?.intValue)
+        setup.server.stopFailing()
+        #expect(await replayAll(setup.store) == 0)
+        #expect(setup.server.records(in: "posts").last?["id"] == 5)
+
+        // Before, the answer stored for the deleted post 5 was shown, the create laid under it.
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findByID(local).value.title == "New")
+    }
+
     @Test(
         "a listing filtered on a record created offline answers its pending records, without a stored answer")
     func listingOfLocalRecord() async throws {
