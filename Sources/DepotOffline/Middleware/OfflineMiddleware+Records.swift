@@ -10,9 +10,9 @@ extension OfflineMiddleware {
     /// its own holds.
     static let listingsSearched = 8
 
-    /// The record at `request`'s path as a read would show it from the store: its stored
-    /// answer, else the record in the newest stored listing of its collection that holds it,
-    /// with the writes the server accepted since and the queued writes laid over; a record
+    /// The record at `request`'s path as the user last saw it: its stored answer, or the record
+    /// in the newest stored listing of its collection that holds it when that listing was
+    /// stored later, with the writes the server accepted since and the queued writes laid over; a record
     /// created offline from its create. `nil` when the writes leave no record. The base is the
     /// record when it came from a stored answer (a record created offline has none: no other
     /// device can have changed it before its create reaches the server).
@@ -26,9 +26,13 @@ extension OfflineMiddleware {
             case .object(let record)? = JSONServerRules.parse(stored.response.body)
         {
             found = (record, stored.response, stored.storedAt)
-        } else if let id = resource.id {
-            found = Self.record(id, inListingsOf: resource.collectionPath, account: account, responses)
-                .map { ($0.record, nil, $0.storedAt) }
+        }
+        // A listing read since shows the record as the user saw it last.
+        if let id = resource.id,
+            let listed = Self.record(id, inListingsOf: resource.collectionPath, account: account, responses),
+            listed.storedAt > found?.storedAt ?? .distantPast
+        {
+            found = (listed.record, nil, listed.storedAt)
         }
         let (pending, _, sent) = store.outbox.overlay()
         let path = resource.path

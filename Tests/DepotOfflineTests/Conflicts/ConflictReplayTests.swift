@@ -583,4 +583,26 @@ struct ConflictReplayTests {
         #expect(conflict.kind == .changedWhereDeleted && conflict.theirs == nil)
         #expect(devices.onServer(2) == nil)
     }
+
+    // MARK: - Found by the model test (OfflineModelTests)
+
+    @Test("a listing read after the record's own answer is the base: the user saw the record there last")
+    func newerListingIsTheBase() async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: .serverWins))
+        _ = try await devices.mine.findByID(1).value
+        _ = try await devices.theirs.patch(1, with: ["title": "Theirs"]).value
+        // The user sees their title in the list, and changes it.
+        #expect(try await devices.mine.findAll().value.first?.title == "Theirs")
+        devices.network.isDown = true
+        _ = queued(await devices.mine.patch(1, with: ["title": "Mine"]).result)
+        #expect(
+            try devices.store.outbox.entries().first?.base == [
+                "id": 1, "title": "Theirs", "body": "B1", "views": 1,
+            ])
+        // Nobody changed it since: sent as made (on the older answer it was a conflict, and
+        // .serverWins dropped the user's edit).
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.sent == 1 && report.dropped == 0)
+        #expect(devices.onServer(1)?.title == "Mine")
+    }
 }
