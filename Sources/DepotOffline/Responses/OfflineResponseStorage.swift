@@ -82,25 +82,29 @@ public final class OfflineResponseStorage: ResponseStorage {
     }
 
     /// The `GET` answers stored for `path` with any query, for `account`, newest first (at
-    /// most `limit` from the file, after those waiting in memory): the listings of a
-    /// collection a record may be found in. Nothing becomes more recently used.
+    /// most `limit` from the file, after those waiting in memory, which replace the file's for
+    /// the same query): the listings of a collection a record may be found in. Nothing becomes
+    /// more recently used.
     func storedListings(of path: String, account: String, limit: Int) throws(OfflineStoreError)
         -> [StoredResponse]
     {
         let databasePath = store.database.path
         let waiting = store.responseWriter.waitingResponses(forPath: path, account: account)
-            .sorted { $0.storedAt > $1.storedAt }
-        return try waiting
-            + store.database.withConnection { connection throws(OfflineStoreError) in
-                try connection.query(
-                    """
-                    SELECT status, headers, body, varying, stored_at FROM answers
-                    WHERE method = 'GET' AND path = ? AND account = ? ORDER BY stored_at DESC LIMIT ?
-                    """, [.text(path), .text(account), .integer(Int64(limit))]
-                ) { row throws(OfflineStoreError) -> StoredResponse in
-                    try Self.storedResponse(row, from: 0, path: databasePath)
-                }
+            .sorted { $0.response.storedAt > $1.response.storedAt }
+        let replaced = Set(waiting.map { FieldCoding.encode($0.query) })
+        let stored = try store.database.withConnection { connection throws(OfflineStoreError) in
+            try connection.query(
+                """
+                SELECT status, headers, body, varying, stored_at, query FROM answers
+                WHERE method = 'GET' AND path = ? AND account = ? ORDER BY stored_at DESC LIMIT ?
+                """, [.text(path), .text(account), .integer(Int64(limit))]
+            ) { row throws(OfflineStoreError) -> StoredResponse? in
+                // A newer answer to the same query waits to be written: this one is replaced.
+                guard !replaced.contains(row.blob(5)) else { return nil }
+                return try Self.storedResponse(row, from: 0, path: databasePath)
             }
+        }
+        return waiting.map(\.response) + stored.compactMap { $0 }
     }
 
     /// The response in a row's columns `status, headers, body, varying, stored_at`, the first

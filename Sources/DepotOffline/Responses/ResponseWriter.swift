@@ -155,11 +155,15 @@ final class ResponseWriter: @unchecked Sendable {
         withState { $0.responses[key]?.response }
     }
 
-    /// The responses waiting to be written for a `GET` of `path` with any query, for `account`.
-    func waitingResponses(forPath path: String, account: String) -> [StoredResponse] {
+    /// The responses waiting to be written for a `GET` of `path` with any query, for `account`,
+    /// with their queries.
+    func waitingResponses(forPath path: String, account: String) -> [(
+        query: [URLQueryItem], response: StoredResponse
+    )] {
         withState { state in
             state.responses.compactMap { key, waiting in
-                key.method == .get && key.path == path && key.account == account ? waiting.response : nil
+                key.method == .get && key.path == path && key.account == account
+                    ? (key.query, waiting.response) : nil
             }
         }
     }

@@ -67,12 +67,19 @@ private struct Devices {
     let store: OfflineStore
     let policy: OfflinePolicy
 
-    init(policy: OfflinePolicy = OfflinePolicy()) throws {
+    /// Three posts; the store writes the answers it keeps `writeDelay`
+    /// after they come (the default: a tenth of a second).
+    init(policy: OfflinePolicy = OfflinePolicy(), writeDelay: DispatchTimeInterval? = nil) throws {
         folder = try TemporaryFolder()
         let posts = (1...3).map { #"{"id": \#($0), "title": "T\#($0)", "body": "B\#($0)", "views": \#($0)}"# }
         server = try InMemoryBackend(database: Data(#"{"posts": [\#(posts.joined(separator: ","))]}"#.utf8))
         network = SwitchableBackend(server: server)
-        store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let file = folder.file("depot.sqlite")
+        if let writeDelay {
+            store = try OfflineStore(at: file, migrations: StoreSchema.migrations, writeDelay: writeDelay)
+        } else {
+            store = try OfflineStore(at: file)
+        }
         self.policy = policy
     }
 
@@ -604,5 +611,21 @@ struct ConflictReplayTests {
         let (report, _) = await devices.replay(expecting: 1)
         #expect(report.sent == 1 && report.dropped == 0)
         #expect(devices.onServer(1)?.title == "Mine")
+    }
+
+    @Test("a listing a newer answer to the same query replaced, not yet written to the file, is no base")
+    func replacedListingIsNoBase() async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: .serverWins), writeDelay: .seconds(60))
+        _ = try await devices.mine.findAll().value
+        devices.store.flush()
+        _ = try await devices.theirs.delete(id: 3).value
+        // The newer listing, without post 3, waits in memory to be written.
+        #expect(try await devices.mine.findAll().value.map(\.id) == [1, 2])
+        devices.network.isDown = true
+        _ = queued(await devices.mine.patch(3, with: ["title": "Mine"]).result)
+        #expect(try devices.store.outbox.entries().first?.base == nil)
+        // Sent as made, and refused: kept for the app (not a conflict dropped by .serverWins).
+        let (report, _) = await devices.replay(expecting: 1)
+        #expect(report.kept == 1 && report.dropped == 0)
     }
 }
