@@ -23,6 +23,9 @@ extension OutboxReplayer {
         var outcome: Outcome
         /// The conflict found on the way, if one was.
         var conflict: OutboxConflict?
+        /// The method of the request sent, when it is not the entry's (a `DELETE` the policy's
+        /// ``ConflictPolicy/merge(_:)`` turned into a `PUT`): what the server applied.
+        var sentMethod: HTTPMethod?
 
         /// The outcome of sending the entry's request: `result`.
         init(_ result: Result<BackendResponse, ServiceError>, conflict: OutboxConflict? = nil) {
@@ -139,7 +142,9 @@ extension OutboxReplayer {
                 lastResult = result
                 continue
             }
-            return Delivery(result, conflict: conflict)
+            var delivery = Delivery(result, conflict: conflict)
+            if outgoing.method != entry.method { delivery.sentMethod = outgoing.method }
+            return delivery
         }
         return Delivery(
             lastResult ?? .failure(.invalidRequest("the record kept changing")), conflict: conflict)

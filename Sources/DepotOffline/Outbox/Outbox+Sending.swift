@@ -88,15 +88,21 @@ extension Outbox {
     /// its `Location`) written in the same transaction, so the entries behind it are sent
     /// with the server's id after any crash; ``OutboxEvent/created(_:localID:serverID:)``
     /// follows the ``OutboxEvent/sent(_:_:)``. A `conflict` the replay met on the way (and the
-    /// policy sent past) is reported first, with ``OutboxEvent/conflict(_:_:)``.
-    func recordSent(_ entry: OutboxEntry, response: BackendResponse, conflict: OutboxConflict? = nil)
-        throws(OfflineStoreError)
-    {
+    /// policy sent past) is reported first, with ``OutboxEvent/conflict(_:_:)``. A write sent
+    /// with another method than the entry's (`sentMethod`: a `DELETE` that
+    /// ``ConflictPolicy/merge(_:)`` turned into a `PUT`) is recorded as what the server applied,
+    /// as ``Outbox/resolve(_:with:)`` records its `PUT`: reads show the record, not a deletion.
+    func recordSent(
+        _ entry: OutboxEntry, response: BackendResponse, conflict: OutboxConflict? = nil,
+        sentMethod: HTTPMethod? = nil
+    ) throws(OfflineStoreError) {
         defer { publishChanges() }
+        var applied = entry
+        if let sentMethod { applied.method = sentMethod }
         let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
         try database.withConnection { connection throws(OfflineStoreError) in
             let sequence = try connection.transaction { () throws(OfflineStoreError) -> Int? in
-                guard let sequence = try removeQueued(entry, outcome: response, in: connection) else {
+                guard let sequence = try removeQueued(applied, outcome: response, in: connection) else {
                     return nil
                 }
                 if let localID = entry.localID, let serverID {
@@ -116,7 +122,7 @@ extension Outbox {
                 // Stored answers older than this write show it from now on (see `sent`), in the
                 // order of the outcomes, as when they are read from the file.
                 if let write = PendingWrite(
-                    sent: entry.id, position: sequence ?? entry.position, method: entry.method,
+                    sent: entry.id, position: sequence ?? entry.position, method: applied.method,
                     resource: $0.localIDs.rewriting(entry.resource), response: response.body, sentAt: Date())
                 {
                     $0.sent.add(write)

@@ -628,4 +628,23 @@ struct ConflictReplayTests {
         let (report, _) = await devices.replay(expecting: 1)
         #expect(report.kept == 1 && report.dropped == 0)
     }
+
+    @Test(".merge returning a record for a DELETE: the PUT it sends is what reads show afterwards")
+    func mergedDeleteShowsTheRecord() async throws {
+        let devices = try Devices(policy: OfflinePolicy(onConflict: .merge { $0.theirs }))
+        try await devices.readThenGoOffline(2)
+        _ = queued(await devices.mine.delete(id: 2).result)
+        _ = try await devices.theirs.patch(2, with: ["views": 99]).value
+        let (report, _) = await devices.replay(expecting: 2)
+        #expect(report.sent == 1)
+        #expect(devices.onServer(2)?.views == 99)
+        #expect(try devices.store.outbox.recentOutcomes().last?.write.method == .put)
+
+        // Offline again: the record is there (before: the stored answer with a DELETE laid
+        // over, a 404), and it is the base of the next edit.
+        devices.network.isDown = true
+        #expect(try await devices.mine.findByID(2).value.views == 99)
+        _ = queued(await devices.mine.patch(2, with: ["title": "Mine"]).result)
+        #expect(try devices.store.outbox.entries().first?.base?["views"] == 99)
+    }
 }
