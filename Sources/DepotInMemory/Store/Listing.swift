@@ -120,12 +120,7 @@ enum Listing {
 
         var positions = Array(0..<collection.count)
         for filter in filters {
-            let column = collection.column(filter.filter.path)
-            positions = column.values.withUnsafeBufferPointer { values in
-                column.texts.withUnsafeBufferPointer { texts in
-                    positions.filter { filter.matches(values[$0], text: texts[$0]) }
-                }
-            }
+            positions = filter.passing(positions, in: collection.column(filter.filter.path))
         }
         if let text {
             positions = positions.filter { position in

@@ -137,6 +137,17 @@ package struct CompiledFilter {
         patterns = compiled
     }
 
+    /// The positions among `positions` whose records pass, read from `column` (the column of
+    /// the filter's path): one call per filter, so the scan of a collection runs in this module,
+    /// where ``matches(_:text:)`` is inlined, not once per record across modules.
+    package func passing(_ positions: [Int], in column: FieldColumn) -> [Int] {
+        column.values.withUnsafeBufferPointer { values in
+            column.texts.withUnsafeBufferPointer { texts in
+                positions.filter { matches(values[$0], text: texts[$0]) }
+            }
+        }
+    }
+
     /// Whether a record whose value at the filter's path is `value` passes, given
     /// `String(value)` as `text` (`nil` for a missing or `null` value): what a
     /// ``FieldColumn`` holds, so a scan reads no record.
