@@ -10,9 +10,9 @@ extension OfflineMiddleware {
     /// its own holds.
     static let listingsSearched = 8
 
-    /// The record at `request`'s path as the user last saw it: its stored answer, or the record
-    /// in the newest stored listing of its collection that holds it when that listing was
-    /// stored later, with the writes the server accepted since and the queued writes laid over; a record
+    /// The record at `request`'s path as the user last saw it: its stored answer (with the
+    /// members it shares with the newest stored listing that holds it, when that listing was
+    /// stored later), or else the record in that listing, with the writes the server accepted since and the queued writes laid over; a record
     /// created offline from its create. `nil` when the writes leave no record. The base is the
     /// record when it came from a stored answer (a record created offline has none: no other
     /// device can have changed it before its create reaches the server).
@@ -27,12 +27,21 @@ extension OfflineMiddleware {
         {
             found = (record, stored.response, stored.storedAt)
         }
-        // A listing read since shows the record as the user saw it last.
+        // A listing read since shows the record as the user saw it last. Over the record's own
+        // answer only the members both hold are read from it: a listing may hold more (an
+        // `_embed`) or fewer (a summary) members than the record, which are no change.
         if let id = resource.id,
             let listed = Self.record(id, inListingsOf: resource.collectionPath, account: account, responses),
             listed.storedAt > found?.storedAt ?? .distantPast
         {
-            found = (listed.record, nil, listed.storedAt)
+            if let own = found {
+                var record = own.record
+                for (name, value) in listed.record where record[name] != nil { record[name] = value }
+                // The record's validators hold only while the listing shows it unchanged.
+                found = (record, record == own.record ? own.response : nil, listed.storedAt)
+            } else {
+                found = (listed.record, nil, listed.storedAt)
+            }
         }
         let (pending, _, sent) = store.outbox.overlay()
         let path = resource.path

@@ -22,7 +22,9 @@ public struct OutboxOutcome: Sendable, Hashable {
         case discarded
     }
 
-    /// The write, as its caller's ``Depot/ServiceError/queued(_:)`` described it.
+    /// The write, as its caller's ``Depot/ServiceError/queued(_:)`` described it; for a write
+    /// sent as another method (a `DELETE` that ``ConflictPolicy/merge(_:)`` turned into a `PUT`),
+    /// the method the server applied.
     public var write: QueuedWrite
     /// How it left the outbox.
     public var decision: Decision

@@ -221,6 +221,29 @@ struct ConflictReplayTests {
         #expect(devices.onServer(2)?.title == "Theirs")
     }
 
+    @Test(
+        "a listing with more members than the record (_embed) is no change: the DELETE is sent, not dropped")
+    func embeddingListingIsNoChange() async throws {
+        let folder = try TemporaryFolder()
+        let server = try InMemoryBackend(
+            database: Data(
+                #"{"posts": [{"id": 1, "title": "T1", "body": "B1", "views": 1}], "comments": [{"id": 1, "postId": 1}]}"#
+                    .utf8))
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let posts = PostRepository(
+            backend: server.with(.offline(store, policy: OfflinePolicy(onConflict: .serverWins))))
+        _ = try await posts.findByID(1).value
+        _ = try await posts.findAll(query: ["_embed": "comments"]).value
+        server.failAll(with: .noConnection)
+        _ = queued(await posts.delete(id: 1).result)
+        // The base is the record: the listing's embedded comments are not part of it.
+        #expect(try store.outbox.entries().first?.base == ["id": 1, "title": "T1", "body": "B1", "views": 1])
+        server.stopFailing()
+        let report = await store.outbox.replay()
+        #expect(report.sent == 1 && report.dropped == 0)
+        #expect(server.records(in: "posts").isEmpty)
+    }
+
     @Test("deleted on both sides: the delete is still sent, and its 404 ends it as sent")
     func deletedOnBothSides() async throws {
         let devices = try Devices()
