@@ -12,8 +12,8 @@ extension OfflineMiddleware {
 
     /// The record at `request`'s path as the user last saw it: its stored answer (with the
     /// members it shares with the newest stored listing that holds it, when that listing was
-    /// stored later), or else the record in that listing, with the writes the server accepted since and the queued writes laid over; a record
-    /// created offline from its create. `nil` when the writes leave no record. The base is the
+    /// stored later), or else the record in that listing, with the writes the server accepted
+    /// since and the queued writes laid over; a record created offline from its create. `nil` when the writes leave no record. The base is the
     /// record when it came from a stored answer (a record created offline has none: no other
     /// device can have changed it before its create reaches the server).
     func shownRecord(for request: BackendRequest) -> (record: [String: JSONValue], base: WriteBase?)? {
