@@ -156,6 +156,8 @@ extension OutboxReplayer {
         var record: [String: JSONValue]?
         /// The read's answer (the `404` for a record gone).
         var response: BackendResponse
+        /// When the read was sent.
+        var requestedAt: Date
 
         /// `request` made conditional on the record read, where the answer gave a validator.
         func conditional(_ request: BackendRequest) -> BackendRequest {
@@ -176,12 +178,13 @@ extension OutboxReplayer {
 
     /// Reads the record `write` changes, through `send`, with the write's context.
     func read(_ write: BackendRequest, through send: Send) async -> Read {
+        let requestedAt = Date()
         switch await send(Self.readRequest(for: write)).result {
         case .success(let response):
             guard case .object(let record)? = JSONServerRules.parse(response.body) else { return .undecided }
-            return .found(Theirs(record: record, response: response))
+            return .found(Theirs(record: record, response: response, requestedAt: requestedAt))
         case .failure(let error) where Self.isGone(error):
-            return .found(Theirs(record: nil, response: Self.response(of: error)))
+            return .found(Theirs(record: nil, response: Self.response(of: error), requestedAt: requestedAt))
         case .failure(let error) where Self.isRefusal(error):
             return .undecided
         case .failure(let error):
@@ -290,7 +293,7 @@ extension OutboxReplayer {
             return
         }
         store.responseWriter.storeAnswer(
-            theirs.response, to: read, key: key, policy: policy, in: storage,
-            generation: store.responseWriter.generation)
+            theirs.response, to: read, key: key, requestedAt: theirs.requestedAt, policy: policy,
+            in: storage, generation: store.responseWriter.generation)
     }
 }

@@ -98,6 +98,7 @@ public struct OfflineMiddleware: Middleware {
         return Future { promise in
             // Answers to requests started before a `removeAll()` are not stored after it.
             let generation = writer.generation
+            let requestedAt = Date()
             return sent.start { result in
                 if case .success(let response) = result, response.status == 200,
                     case .object(let record)? = JSONServerRules.parse(response.body),
@@ -108,7 +109,8 @@ public struct OfflineMiddleware: Middleware {
                     let key = StoredResponseKey(
                         method: .get, path: request.path, query: [], account: policy.account())
                     writer.storeAnswer(
-                        response, to: read, key: key, policy: policy, in: responses, generation: generation)
+                        response, to: read, key: key, requestedAt: requestedAt, policy: policy,
+                        in: responses, generation: generation)
                 }
                 promise(result)
             }
@@ -223,6 +225,7 @@ public struct OfflineMiddleware: Middleware {
             // A watch's first look: the stored response, without asking the network.
             let storedOnly = request.context.storedOnly
             if storedOnly { request.context.reads?.noteStoreConsulted() }
+            let requestedAt = Date()
             let sent = storedOnly ? Future(result: .failure(.noConnection)) : next(request)
             return sent.start { result in
                 switch result {
@@ -231,8 +234,8 @@ public struct OfflineMiddleware: Middleware {
                     // Stored before the caller hears of it, so a read the caller makes next
                     // finds it, written or not.
                     writer.storeAnswer(
-                        response, to: request, key: key, policy: policy, in: responses, generation: generation
-                    )
+                        response, to: request, key: key, requestedAt: requestedAt, policy: policy,
+                        in: responses, generation: generation)
                     promise(.success(response))
                 case .failure(let error):
                     guard StoredResponse.mayReplace(error) else {

@@ -87,9 +87,9 @@ extension Outbox {
         .text(String(decoding: JSONServerRules.encode(value: resource.stored), as: UTF8.self))
     }
 
-    /// Records what became of `entry` (sent with `response`, or discarded without one) among
-    /// the recent outcomes, in the transaction that removes it, keeping the latest
-    /// ``maxRecentOutcomes``. The stored response has no header field the policy's redaction names,
+    /// Records what became of `entry` (sent with `response`, or discarded without one) at
+    /// `decidedAt` among the recent outcomes, in the transaction that removes it, keeping the
+    /// latest ``maxRecentOutcomes``. The stored response has no header field the policy's redaction names,
     /// and its body only when neither `Cache-Control: no-store` nor the policy's
     /// ``OfflinePolicy/storesResponse`` keeps it out: then its first ``maxStoredBodyBytes`` bytes.
     /// Returns the outcome's `sequence`: its place among the outcomes, which only grows (until
@@ -97,7 +97,7 @@ extension Outbox {
     /// once the outbox is empty.
     @discardableResult
     static func recordOutcome(
-        of entry: OutboxEntry, response: BackendResponse?, policy: OfflinePolicy,
+        of entry: OutboxEntry, response: BackendResponse?, decidedAt: Date, policy: OfflinePolicy,
         in connection: SQLiteConnection
     ) throws(OfflineStoreError) -> Int {
         let headers = response.map { policy.redaction.removingSecrets(from: $0.headers) } ?? HTTPHeaders()
@@ -118,7 +118,7 @@ extension Outbox {
                 .real(entry.queuedAt.timeIntervalSince1970), .text(response == nil ? "discarded" : "sent"),
                 response.map { .integer(Int64($0.status)) } ?? .null, .blob(FieldCoding.encode(headers)),
                 .blob(body),
-                .real(Date().timeIntervalSince1970), text(of: entry.resource),
+                .real(decidedAt.timeIntervalSince1970), text(of: entry.resource),
             ])
         let sequence = Int(try connection.integer("SELECT last_insert_rowid()") ?? 0)
         try connection.execute(

@@ -100,18 +100,23 @@ extension Outbox {
         var applied = entry
         if let sentMethod { applied.method = sentMethod }
         let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
+        let decidedAt = Date()
         try database.withConnection { connection throws(OfflineStoreError) in
-            let sequence = try connection.transaction { () throws(OfflineStoreError) -> Int? in
-                guard let sequence = try removeQueued(applied, outcome: response, in: connection) else {
-                    return nil
-                }
+            let (removed, sequence) = try connection.transaction {
+                () throws(OfflineStoreError) -> (Bool, Int) in
+                let removed = try deleteQueued(entry, in: connection)
+                // One the app discarded while it was being sent reached the server all the same
+                // (see `discard(_:)`): its outcome is on record too, and reads show it after a
+                // restart as they do now.
+                let sequence = try Self.recordOutcome(
+                    of: applied, response: response, decidedAt: decidedAt,
+                    policy: state.withLock { $0.policy }, in: connection)
                 if let localID = entry.localID, let serverID {
                     try LocalIDs.record(
                         localID, serverID, resource: entry.resource.collectionPath, in: connection)
                 }
-                return sequence
+                return (removed, sequence)
             }
-            let removed = sequence != nil
             state.withLock {
                 if removed { $0.queuedCount -= 1 }
                 $0.pending.remove(entry.id)
@@ -122,8 +127,9 @@ extension Outbox {
                 // Stored answers older than this write show it from now on (see `sent`), in the
                 // order of the outcomes, as when they are read from the file.
                 if let write = PendingWrite(
-                    sent: entry.id, position: sequence ?? entry.position, method: applied.method,
-                    resource: $0.localIDs.rewriting(entry.resource), response: response.body, sentAt: Date())
+                    sent: entry.id, position: sequence, method: applied.method,
+                    resource: $0.localIDs.rewriting(entry.resource), response: response.body,
+                    sentAt: decidedAt)
                 {
                     $0.sent.add(write)
                     if $0.sent.count > Self.maxRecentOutcomes, let oldest = $0.sent.oldestEntryID {
@@ -206,10 +212,19 @@ extension Outbox {
     )
         throws(OfflineStoreError) -> Int?
     {
-        try connection.execute("DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
-        guard connection.changes > 0 else { return nil }
+        guard try deleteQueued(entry, in: connection) else { return nil }
         return try Self.recordOutcome(
-            of: entry, response: response, policy: state.withLock { $0.policy }, in: connection)
+            of: entry, response: response, decidedAt: Date(), policy: state.withLock { $0.policy },
+            in: connection)
+    }
+
+    /// Deletes `entry` if it is still queued; returns whether it was (the app may have
+    /// discarded it, or another process settled it, since it was read).
+    private func deleteQueued(_ entry: OutboxEntry, in connection: SQLiteConnection) throws(OfflineStoreError)
+        -> Bool
+    {
+        try connection.execute("DELETE FROM outbox WHERE id = ? AND state = 'queued'", [.text(entry.id)])
+        return connection.changes > 0
     }
 
     /// Removes an entry a conflict dropped unsent (durably, as a discarded outcome) and reports

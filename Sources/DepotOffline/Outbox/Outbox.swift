@@ -239,7 +239,8 @@ public final class Outbox: Sendable {
                 guard let entry = try Self.entry(id: id, in: connection, path: path) else { return nil }
                 try connection.execute("DELETE FROM outbox WHERE id = ?", [.text(id)])
                 try Self.recordOutcome(
-                    of: entry, response: nil, policy: state.withLock { $0.policy }, in: connection)
+                    of: entry, response: nil, decidedAt: Date(), policy: state.withLock { $0.policy },
+                    in: connection)
                 return entry
             }
             guard let removed else { return nil }

@@ -18,7 +18,8 @@ public struct OutboxOutcome: Sendable, Hashable {
         /// when the answer said `Cache-Control: no-store` or ``OfflinePolicy/storesResponse``
         /// kept it out).
         case sent(BackendResponse)
-        /// The app discarded it with ``Outbox/discard(_:)``: it was never sent by a replay.
+        /// The app discarded it with ``Outbox/discard(_:)``. One a replay was sending at that
+        /// moment may still have reached the server: a `.sent` outcome of it follows then.
         case discarded
     }
 

@@ -233,13 +233,19 @@ extension ResponseWriter {
     /// Stores `response`, the answer to the `GET` `request`, under `key`, as `.offline(store)`
     /// stores what a read received: unless ``OfflinePolicy/storesResponse`` or the rules of
     /// ``Depot/StoredResponse/storable(_:for:redaction:)`` keep it out.
+    ///
+    /// The stored answer is dated `requestedAt`, when the request that got it was sent, not
+    /// when it arrived: a write a replay sent and had decided while this answer was on its
+    /// way may be missing from it, and only a date before the write's decision has reads lay
+    /// that write over it (RFC 9111 §4.2.3 likewise ages a response from its request's time).
     func storeAnswer(
         _ response: BackendResponse, to request: BackendRequest, key: StoredResponseKey,
-        policy: OfflinePolicy,
+        requestedAt: Date, policy: OfflinePolicy,
         in storage: OfflineResponseStorage, generation: Int
     ) {
         guard policy.storesResponse(request, response),
-            let stored = StoredResponse.storable(response, for: request, redaction: policy.redaction)
+            let stored = StoredResponse.storable(
+                response, for: request, requestedAt: requestedAt, redaction: policy.redaction)
         else { return }
         store(stored, for: key, in: storage, generation: generation)
     }

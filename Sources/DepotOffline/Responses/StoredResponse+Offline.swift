@@ -4,15 +4,15 @@ import Foundation
 /// The offline rules of stored responses: what is stored, when it replaces a failure, and how
 /// it is served.
 extension StoredResponse {
-    /// `response` as it is stored for `request` (without the fields that set or carry
+    /// `response` as it is stored for `request`, sent at `requestedAt` (without the fields that set or carry
     /// credentials: ``Depot/StoredResponse`` never keeps them; with the request's values of
     /// the fields it varies on), or `nil` when it must not be:
     /// not a `2xx` (or a partial `206`), or marked `no-store` by either side.
     /// Neither does it store a header field `redaction` names, nor a request's value of one;
     /// and a request whose URL carries one of its query items is not stored at all.
-    static func storable(_ response: BackendResponse, for request: BackendRequest, redaction: Redaction)
-        -> StoredResponse?
-    {
+    static func storable(
+        _ response: BackendResponse, for request: BackendRequest, requestedAt: Date, redaction: Redaction
+    ) -> StoredResponse? {
         guard (200..<300).contains(response.status), response.status != 206,
             !CacheControl(response.headers).noStore, !CacheControl(request.headers).noStore,
             !redaction.carriesSecretInURL(request)
@@ -23,7 +23,7 @@ extension StoredResponse {
         // none: the response still serves offline, and no cache reuses it).
         let varying = (CachePolicy.varying(of: response, for: request) ?? [:])
             .filter { !redaction.redacts(header: $0.key) }
-        return StoredResponse(response, varying: varying)
+        return StoredResponse(response, storedAt: requestedAt, varying: varying)
     }
 
     /// Whether `error` is one a stored response may replace at all.

@@ -453,6 +453,68 @@ struct LocalFirstTests {
         #expect(fresh.map(\.id) == [1, 2, 3, 4, 6])
     }
 
+    @Test("an answer the server gave before a replayed write, arriving after it, has the write laid over")
+    func answerOvertakenByAReplayedWrite() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.patch(1, with: ["title": "Sent"]).result)
+        setup.server.stopFailing()
+        // A read the server answers at once, whose answer is held on its way back.
+        let gate = Gate()
+        let held = setup.server.with(.offline(setup.store), HoldingFirst(.get, at: gate))
+        let read = Task { try await PostRepository(backend: held).findByID(1).value }
+        #expect(await gate.arrived())
+        // Meanwhile a replay sends the queued write, and the server applies it.
+        #expect(await replayAll(setup.store) == 0)
+        #expect(setup.server.records(in: "posts").first?["title"] == "Sent")
+        gate.open()
+        #expect(try await read.value.title == "Post 1")
+        #expect(!gate.gaveUp)
+
+        // Offline, the stored answer misses the write: it is laid over (before, the answer was
+        // dated when it arrived, after the write, and reads showed "Post 1").
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findByID(1).value.title == "Sent")
+        // And the next edit is made on it.
+        _ = queued(await setup.posts.patch(1, with: ["views": 11]).result)
+        #expect(try setup.store.outbox.entries().first?.base?["title"] == "Sent")
+    }
+
+    @Test(
+        "a write discarded while a replay sent it, that the server applied, shows in reads, after a restart too"
+    )
+    func discardedWhileSent() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findByID(1).value
+        setup.server.failAll(with: .noConnection)
+        let write = try #require(queued(await setup.posts.patch(1, with: ["title": "Sent"]).result))
+        setup.server.stopFailing()
+        let gate = Gate()
+        _ = setup.server.with(.offline(setup.store), HoldingFirst(.patch, at: gate))
+        let replay = Task { await setup.store.outbox.replay() }
+        #expect(await gate.arrived())
+        // The app discards it while the server's answer is on its way back.
+        #expect(try setup.store.outbox.discard(write.id))
+        gate.open()
+        _ = await replay.value
+        #expect(!gate.gaveUp)
+        #expect(setup.server.records(in: "posts").first?["title"] == "Sent")
+        // Both are on record, the discard first (`discard(_:)` says a sent event may follow).
+        let outcomes = try setup.store.outbox.recentOutcomes().filter { $0.write.id == write.id }
+        let decisions = outcomes.map { outcome in
+            if case .sent = outcome.decision { "sent" } else { "discarded" }
+        }
+        #expect(decisions == ["discarded", "sent"])
+
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findByID(1).value.title == "Sent")
+        // After a restart too (before, only memory knew it was sent: the file had no outcome).
+        setup.store.flush()
+        let (store, backend) = try setup.reopened()
+        #expect(try await PostRepository(backend: backend).findByID(1).value.title == "Sent")
+        _ = store
+    }
+
     @Test("online, the server's 404 for a record deleted since a replayed write is the answer")
     func serversNotFoundIsTheAnswer() async throws {
         let setup = try Setup()
@@ -664,6 +726,40 @@ struct LocalFirstTests {
         guard case .failure(.notFound) = gone else {
             Issue.record("expected 404, got \(gone)")
             return
+        }
+    }
+}
+
+/// Holds the answer to the first request of `method` through it at `gate` (the server has
+/// answered it; the answer is on its way back); lets everything else through.
+private struct HoldingFirst: Middleware {
+    let method: HTTPMethod
+    let gate: Gate
+    private let armed = Locked(true)
+
+    init(_ method: HTTPMethod, at gate: Gate) {
+        self.method = method
+        self.gate = gate
+    }
+
+    func intercept(
+        _ request: BackendRequest,
+        next: @escaping @Sendable (BackendRequest) -> Future<BackendResponse, ServiceError>
+    ) -> Future<BackendResponse, ServiceError> {
+        let held =
+            request.method == method
+            && armed.withLock { armed in
+                defer { armed = false }
+                return armed
+            }
+        guard held else { return next(request) }
+        return Future { promise in
+            next(request).start { result in
+                DispatchQueue.global().async {
+                    gate.wait()
+                    promise(result)
+                }
+            }
         }
     }
 }
