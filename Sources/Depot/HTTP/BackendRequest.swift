@@ -203,7 +203,7 @@ extension BackendRequest {
         guard bodyFile != nil || body?.isEmpty == false else { return nil }
         guard let field = headers["Content-Type"] else { return defaultContentType }
         let type = field.prefix { $0 != ";" }
-        return type.trimmingCharacters(in: .whitespaces).lowercased()
+        return type.trimmingHTTPWhitespace().lowercased()
     }
 }
 

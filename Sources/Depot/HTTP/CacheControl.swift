@@ -20,7 +20,7 @@ package struct CacheControl: Sendable, Equatable {
             for directive in value.split(separator: ",") {
                 let parts = directive.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let first = parts.first else { continue }
-                let name = first.trimmingCharacters(in: .whitespaces).lowercased()
+                let name = first.trimmingHTTPWhitespace().lowercased()
                 let argument = parts.count > 1 ? Self.deltaSeconds(parts[1]) : nil
                 switch name {
                 case "no-store": noStore = true
@@ -36,7 +36,10 @@ package struct CacheControl: Sendable, Equatable {
     /// RFC 9111 §1.2.2 delta-seconds (digits, perhaps quoted), saturating at `Int32.max`;
     /// `nil` for anything else.
     package static func deltaSeconds(_ text: Substring) -> Int? {
-        let digits = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t\""))
+        let digits = String(
+            text.trimmingASCII {
+                $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\"")
+            })
         guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { return nil }
         return saturated(digits)

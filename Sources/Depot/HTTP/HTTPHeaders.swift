@@ -174,3 +174,28 @@ extension String {
         }
     }
 }
+
+extension StringProtocol {
+    /// `self` without the spaces and tabs around it: the optional whitespace around a field
+    /// value or a list element (RFC 9110 §5.6.3). Byte by byte, where Foundation's
+    /// `trimmingCharacters(in:)` copies through `NSString` on Linux, which every request with a
+    /// body paid for its `Content-Type`.
+    package func trimmingHTTPWhitespace() -> Substring {
+        trimmingASCII { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+    }
+
+    /// `self` without the ASCII bytes `isTrimmed` picks at either end.
+    package func trimmingASCII(_ isTrimmed: (UInt8) -> Bool) -> Substring {
+        let text = Substring(self)
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isTrimmed(bytes[start]) { start = bytes.index(after: start) }
+        while start < end {
+            let last = bytes.index(before: end)
+            guard isTrimmed(bytes[last]) else { break }
+            end = last
+        }
+        return text[start..<end]
+    }
+}

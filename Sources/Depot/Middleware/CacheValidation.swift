@@ -32,8 +32,8 @@ extension StoredResponse {
 
     /// `"v1"` for `W/"v1"` and for `"v1"`.
     private static func opaqueTag(_ tag: String) -> Substring {
-        let trimmed = tag.trimmingCharacters(in: .whitespaces)
-        return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
+        let trimmed = tag.trimmingHTTPWhitespace()
+        return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : trimmed
     }
 
     /// `request` with this response's validators added: `If-None-Match` with the `ETag`
@@ -99,7 +99,7 @@ package enum CachePolicy {
         var varying: [String: [String]] = [:]
         for value in response.headers.values(for: "Vary") {
             for part in value.split(separator: ",") {
-                let name = part.trimmingCharacters(in: .whitespaces).lowercased()
+                let name = part.trimmingHTTPWhitespace().lowercased()
                 if name == "*" { return nil }
                 if !name.isEmpty { varying[name] = request.headers.values(for: name) }
             }

@@ -63,12 +63,14 @@ public struct StoredResponseKey: Sendable, Hashable {
 public struct StoredResponse: Sendable, Hashable {
     /// The response: status, header fields, body.
     public var response: BackendResponse
-    /// When the response was received and stored.
+    /// When the response was stored; a storage may date it by when the request that got it
+    /// was sent instead, as DepotOffline does, which never makes it look younger than it is
+    /// (RFC 9111 §4.2.3).
     public var storedAt: Date
     /// The request's values of each field the response's `Vary` names (lowercased names).
     public var varying: [String: [String]]
 
-    /// A stored `response` (without the fields that set or carry credentials), received at
+    /// A stored `response` (without the fields that set or carry credentials), dated
     /// `storedAt`, with the request's values of the fields it varies on (without the request's
     /// credentials: a storage tells users apart by ``StoredResponseKey/account``).
     public init(_ response: BackendResponse, storedAt: Date = Date(), varying: [String: [String]] = [:]) {

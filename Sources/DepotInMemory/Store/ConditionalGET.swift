@@ -69,7 +69,7 @@ enum ConditionalGET {
         if let control = request.headers["Cache-Control"], control.lowercased().contains("no-cache") {
             return false
         }
-        if let noneMatch, noneMatch.trimmingCharacters(in: .whitespaces) != "*" {
+        if let noneMatch, noneMatch.trimmingHTTPWhitespace() != "*" {
             guard let tag = response.headers["ETag"] else { return false }
             let current = opaque(tag)
             let matched = noneMatch.split(separator: ",").contains { opaque(Substring($0)) == current }
@@ -85,7 +85,7 @@ enum ConditionalGET {
 
     /// The tag without its weak prefix, for weak comparison (RFC 9110 §8.8.3.2).
     private static func opaque<Text: StringProtocol>(_ tag: Text) -> Substring {
-        var tag = Substring(tag).trimmingCharacters(in: .whitespaces)[...]
+        var tag = Substring(tag).trimmingHTTPWhitespace()
         if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
         return tag
     }

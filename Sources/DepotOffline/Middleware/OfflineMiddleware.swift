@@ -101,8 +101,7 @@ public struct OfflineMiddleware: Middleware {
             let requestedAt = Date()
             return sent.start { result in
                 if case .success(let response) = result, response.status == 200,
-                    case .object(let record)? = JSONServerRules.parse(response.body),
-                    JSONServerRules.idText(record["id"]) == id
+                    JSONServerRules.id(ofObject: response.body) == id
                 {
                     var read = BackendRequest(method: .get, path: request.path)
                     read.address(resource)

@@ -103,11 +103,16 @@ extension Outbox {
         let decidedAt = Date()
         try database.withConnection { connection throws(OfflineStoreError) in
             let (removed, sequence) = try connection.transaction {
-                () throws(OfflineStoreError) -> (Bool, Int) in
+                () throws(OfflineStoreError) -> (Bool, Int?) in
                 let removed = try deleteQueued(entry, in: connection)
-                // One the app discarded while it was being sent reached the server all the same
-                // (see `discard(_:)`): its outcome is on record too, and reads show it after a
-                // restart as they do now.
+                // Not queued any more: one the app discarded while it was being sent reached
+                // the server all the same (see `discard(_:)`), and its outcome follows the
+                // discarded one, so reads show it after a restart as they do now. Gone without
+                // a discard (`removeAll()` emptied the store, another sender settled it), it
+                // leaves no trace.
+                if !removed {
+                    guard try wasDiscarded(entry, in: connection) else { return (false, nil) }
+                }
                 let sequence = try Self.recordOutcome(
                     of: applied, response: response, decidedAt: decidedAt,
                     policy: state.withLock { $0.policy }, in: connection)
@@ -120,6 +125,7 @@ extension Outbox {
             state.withLock {
                 if removed { $0.queuedCount -= 1 }
                 $0.pending.remove(entry.id)
+                guard let sequence else { return }
                 if let localID = entry.localID, let serverID {
                     $0.localIDs.map(localID, to: serverID)
                     $0.pending.rewrite(mentioning: localID, by: $0.localIDs)
@@ -137,6 +143,7 @@ extension Outbox {
                     }
                 }
             }
+            guard sequence != nil else { return }
             if removed, let conflict { emit(.conflict(entry, conflict)) }
             emit(.sent(entry, response))
             if let localID = entry.localID, let serverID {
@@ -216,6 +223,15 @@ extension Outbox {
         return try Self.recordOutcome(
             of: entry, response: response, decidedAt: Date(), policy: state.withLock { $0.policy },
             in: connection)
+    }
+
+    /// Whether the app discarded `entry` (its discarded outcome is among the recent ones).
+    private func wasDiscarded(_ entry: OutboxEntry, in connection: SQLiteConnection) throws(OfflineStoreError)
+        -> Bool
+    {
+        try connection.integer(
+            "SELECT EXISTS (SELECT 1 FROM outbox_outcomes WHERE entry_id = ? AND outcome = 'discarded')",
+            [.text(entry.id)]) == 1
     }
 
     /// Deletes `entry` if it is still queued; returns whether it was (the app may have

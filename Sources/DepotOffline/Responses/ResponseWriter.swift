@@ -232,7 +232,7 @@ final class ResponseWriter: @unchecked Sendable {
 extension ResponseWriter {
     /// Stores `response`, the answer to the `GET` `request`, under `key`, as `.offline(store)`
     /// stores what a read received: unless ``OfflinePolicy/storesResponse`` or the rules of
-    /// ``Depot/StoredResponse/storable(_:for:redaction:)`` keep it out.
+    /// `StoredResponse.storable(_:for:requestedAt:redaction:)` keep it out.
     ///
     /// The stored answer is dated `requestedAt`, when the request that got it was sent, not
     /// when it arrived: a write a replay sent and had decided while this answer was on its

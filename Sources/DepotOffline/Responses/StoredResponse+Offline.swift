@@ -4,10 +4,10 @@ import Foundation
 /// The offline rules of stored responses: what is stored, when it replaces a failure, and how
 /// it is served.
 extension StoredResponse {
-    /// `response` as it is stored for `request`, sent at `requestedAt` (without the fields that set or carry
-    /// credentials: ``Depot/StoredResponse`` never keeps them; with the request's values of
-    /// the fields it varies on), or `nil` when it must not be:
-    /// not a `2xx` (or a partial `206`), or marked `no-store` by either side.
+    /// `response` as it is stored for `request`, dated `requestedAt`, when the request was
+    /// sent (without the fields that set or carry credentials: ``Depot/StoredResponse`` never
+    /// keeps them; with the request's values of the fields it varies on), or `nil` when it
+    /// must not be: not a `2xx` (or a partial `206`), or marked `no-store` by either side.
     /// Neither does it store a header field `redaction` names, nor a request's value of one;
     /// and a request whose URL carries one of its query items is not stored at all.
     static func storable(
@@ -52,7 +52,8 @@ extension StoredResponse {
     }
 
     /// The stored response as it is served: with an `Age` header (RFC 9111 §5.1) counting
-    /// the seconds since it was stored, plus the age it already had.
+    /// the seconds since ``Depot/StoredResponse/storedAt`` (when its request was sent), plus
+    /// the age it already had.
     func served(now: Date) -> BackendResponse {
         var response = response
         let elapsed = Int64(min(max(0, now.timeIntervalSince(storedAt)), Double(Int32.max)))
@@ -64,9 +65,9 @@ extension StoredResponse {
     /// The `Age` a response had when it was stored: RFC 9111 delta-seconds, 0 when absent
     /// or not a non-negative number.
     static func storedAge(_ response: BackendResponse) -> Int {
-        guard let text = response.headers["Age"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
+        guard let text = response.headers["Age"]?.trimmingHTTPWhitespace(), !text.isEmpty,
             text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
         else { return 0 }
-        return CacheControl.saturated(text)
+        return CacheControl.saturated(String(text))
     }
 }

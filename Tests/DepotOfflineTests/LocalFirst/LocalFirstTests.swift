@@ -463,7 +463,7 @@ struct LocalFirstTests {
         let gate = Gate()
         let held = setup.server.with(.offline(setup.store), HoldingFirst(.get, at: gate))
         let read = Task { try await PostRepository(backend: held).findByID(1).value }
-        #expect(await gate.arrived())
+        try #require(await gate.arrived())
         // Meanwhile a replay sends the queued write, and the server applies it.
         #expect(await replayAll(setup.store) == 0)
         #expect(setup.server.records(in: "posts").first?["title"] == "Sent")
@@ -492,7 +492,7 @@ struct LocalFirstTests {
         let gate = Gate()
         _ = setup.server.with(.offline(setup.store), HoldingFirst(.patch, at: gate))
         let replay = Task { await setup.store.outbox.replay() }
-        #expect(await gate.arrived())
+        try #require(await gate.arrived())
         // The app discards it while the server's answer is on its way back.
         #expect(try setup.store.outbox.discard(write.id))
         gate.open()
@@ -513,6 +513,30 @@ struct LocalFirstTests {
         let (store, backend) = try setup.reopened()
         #expect(try await PostRepository(backend: backend).findByID(1).value.title == "Sent")
         _ = store
+    }
+
+    @Test("a create sent while the app signs out (removeAll) leaves no outcome or id behind in the file")
+    func removedAllWhileSent() async throws {
+        let setup = try Setup()
+        setup.server.failAll(with: .noConnection)
+        _ = queued(await setup.posts.create(NewPost(userId: 1, title: "Before", views: 1)).result)
+        setup.server.stopFailing()
+        let gate = Gate()
+        _ = setup.server.with(.offline(setup.store), HoldingFirst(.post, at: gate))
+        let replay = Task { await setup.store.outbox.replay() }
+        try #require(await gate.arrived())
+        try setup.store.removeAll()
+        gate.open()
+        _ = await replay.value
+        #expect(!gate.gaveUp)
+        #expect(setup.server.records(in: "posts").count == 6)
+        // Before, the answer that came back after the sign-out was written into the emptied
+        // file: the next user's `recentOutcomes()` held it, and reads laid it over.
+        #expect(try setup.store.outbox.recentOutcomes().isEmpty)
+        #expect(try setup.store.integer("SELECT count(*) FROM id_map") == 0)
+        setup.store.flush()
+        let (store, _) = try setup.reopened()
+        #expect(try store.outbox.recentOutcomes().isEmpty)
     }
 
     @Test("online, the server's 404 for a record deleted since a replayed write is the answer")

@@ -26,6 +26,18 @@ struct HTTPHeadersTests {
         #expect("".caseInsensitiveEquals(""))
     }
 
+    @Test func valuesTrimOnlySpacesAndTabsAtTheEnds() {
+        #expect(" \t application/json \t".trimmingHTTPWhitespace() == "application/json")
+        #expect("max-age = 60"[...].trimmingHTTPWhitespace() == "max-age = 60")
+        #expect("   ".trimmingHTTPWhitespace() == "")
+        #expect("".trimmingHTTPWhitespace() == "")
+        #expect(" é ".trimmingHTTPWhitespace() == "é")
+        #expect("\u{A0}x".trimmingHTTPWhitespace() == "\u{A0}x")  // not HTTP whitespace
+        #expect(#" "60" "#.trimmingASCII { $0 == 0x20 || $0 == 0x22 } == "60")
+        #expect(CacheControl(["Cache-Control": " no-store ,\tmax-age=\"60\" "]).maxAge == 60)
+        #expect(CacheControl(["Cache-Control": " no-store ,\tmax-age=\"60\" "]).noStore)
+    }
+
     @Test func subscriptSetReplacesEveryValue() {
         var headers = HTTPHeaders()
         headers.add("Accept", "text/html")
