@@ -101,7 +101,8 @@ public struct OfflineMiddleware: Middleware {
             let requestedAt = Date()
             return sent.start { result in
                 if case .success(let response) = result, response.status == 200,
-                    JSONServerRules.id(ofObject: response.body) == id
+                    case .object(let record)? = JSONServerRules.parse(response.body),
+                    JSONServerRules.idText(record["id"]) == id
                 {
                     var read = BackendRequest(method: .get, path: request.path)
                     read.address(resource)

@@ -92,26 +92,28 @@ extension Outbox {
     /// with another method than the entry's (`sentMethod`: a `DELETE` that
     /// ``ConflictPolicy/merge(_:)`` turned into a `PUT`) is recorded as what the server applied,
     /// as ``Outbox/resolve(_:with:)`` records its `PUT`: reads show the record, not a deletion.
+    /// Returns whether it was recorded (not for an entry gone while the replay lost its lease).
+    @discardableResult
     func recordSent(
         _ entry: OutboxEntry, response: BackendResponse, conflict: OutboxConflict? = nil,
         sentMethod: HTTPMethod? = nil
-    ) throws(OfflineStoreError) {
+    ) throws(OfflineStoreError) -> Bool {
         defer { publishChanges() }
         var applied = entry
         if let sentMethod { applied.method = sentMethod }
         let serverID = entry.localID == nil ? nil : LocalIDs.serverID(in: response, for: entry)
         let decidedAt = Date()
-        try database.withConnection { connection throws(OfflineStoreError) in
+        return try database.withConnection { connection throws(OfflineStoreError) -> Bool in
             let (removed, sequence) = try connection.transaction {
                 () throws(OfflineStoreError) -> (Bool, Int?) in
                 let removed = try deleteQueued(entry, in: connection)
                 // Not queued any more: one the app discarded while it was being sent reached
                 // the server all the same (see `discard(_:)`), and its outcome follows the
-                // discarded one, so reads show it after a restart as they do now. Gone without
-                // a discard (`removeAll()` emptied the store, another sender settled it), it
-                // leaves no trace.
+                // discarded one, so reads show it after a restart as they do now. Gone while
+                // this replay lost its lease (`removeAll()` emptied the store and ended it, or
+                // it expired and another sender took over), it leaves no trace.
                 if !removed {
-                    guard try wasDiscarded(entry, in: connection) else { return (false, nil) }
+                    guard try lease.isHeld(connection) else { return (false, nil) }
                 }
                 let sequence = try Self.recordOutcome(
                     of: applied, response: response, decidedAt: decidedAt,
@@ -143,12 +145,13 @@ extension Outbox {
                     }
                 }
             }
-            guard sequence != nil else { return }
+            guard sequence != nil else { return false }
             if removed, let conflict { emit(.conflict(entry, conflict)) }
             emit(.sent(entry, response))
             if let localID = entry.localID, let serverID {
                 emit(.created(entry, localID: localID, serverID: serverID))
             }
+            return true
         }
     }
 
@@ -223,15 +226,6 @@ extension Outbox {
         return try Self.recordOutcome(
             of: entry, response: response, decidedAt: Date(), policy: state.withLock { $0.policy },
             in: connection)
-    }
-
-    /// Whether the app discarded `entry` (its discarded outcome is among the recent ones).
-    private func wasDiscarded(_ entry: OutboxEntry, in connection: SQLiteConnection) throws(OfflineStoreError)
-        -> Bool
-    {
-        try connection.integer(
-            "SELECT EXISTS (SELECT 1 FROM outbox_outcomes WHERE entry_id = ? AND outcome = 'discarded')",
-            [.text(entry.id)]) == 1
     }
 
     /// Deletes `entry` if it is still queued; returns whether it was (the app may have

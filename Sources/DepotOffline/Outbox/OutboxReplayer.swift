@@ -307,10 +307,10 @@ final class OutboxReplayer: @unchecked Sendable {
             do {
                 switch delivery.outcome {
                 case .sent(let response):
-                    try outbox.recordSent(
+                    let recorded = try outbox.recordSent(
                         entry, response: response, conflict: delivery.conflict,
                         sentMethod: delivery.sentMethod)
-                    sent += 1
+                    if recorded { sent += 1 }
                 case .refused(let error):
                     try outbox.recordKept(entry, error: error, conflict: delivery.conflict)
                     kept += 1

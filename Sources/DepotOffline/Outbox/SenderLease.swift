@@ -58,6 +58,13 @@ final class SenderLease: Sendable {
         }
     }
 
+    /// Whether this outbox holds the lease now (``OfflineStore/removeAll()`` ends any).
+    /// Call under the store's lock.
+    func isHeld(_ connection: SQLiteConnection) throws(OfflineStoreError) -> Bool {
+        try connection.integer(
+            "SELECT EXISTS (SELECT 1 FROM outbox_sender WHERE id = 1 AND owner = ?)", [.text(owner)]) == 1
+    }
+
     /// Gives the lease back, if this outbox holds it. Call under the store's lock.
     func release(_ connection: SQLiteConnection) throws(OfflineStoreError) {
         try connection.transaction(durable: false) { () throws(OfflineStoreError) in

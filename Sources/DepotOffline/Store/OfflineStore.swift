@@ -181,7 +181,8 @@ public final class OfflineStore: Sendable {
     /// another user takes over the device.
     ///
     /// Queued writes not yet sent are dropped with the rest, without ``OutboxEvent``s: replay
-    /// them first when they should reach the server.
+    /// them first when they should reach the server. A replay running meanwhile stops, and
+    /// the write it was sending, if the server applies it, is recorded nowhere.
     public func removeAll() throws(OfflineStoreError) {
         // Responses waiting in memory, and those of reads still in flight, go too.
         responseWriter.discardAll()
@@ -191,6 +192,8 @@ public final class OfflineStore: Sendable {
                 try connection.execute("DELETE FROM outbox")
                 try connection.execute("DELETE FROM id_map")
                 try connection.execute("DELETE FROM outbox_outcomes")
+                // A replay sending meanwhile records nothing of it and stops (see `recordSent`).
+                try connection.execute("DELETE FROM outbox_sender")
             }
             outbox.didRemoveAll()
             // Rewrite the file without the freed pages, then empty the log that held them.

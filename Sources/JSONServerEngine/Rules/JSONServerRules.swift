@@ -73,13 +73,6 @@ package enum JSONServerRules {
         !JSText.isFalsy(members["id"])
     }
 
-    /// The `id` of the JSON object `data` as ``idText(_:)`` gives it, reading that member
-    /// alone (the others are skipped, not built); `nil` when `data` is not an object or has
-    /// no `id`.
-    package static func id(ofObject data: Data) -> String? {
-        idText(data.withUnsafeBytes { JSONParser.member("id", in: $0) })
-    }
-
     /// An id as json-server compares ids (`id.toString()`: `1` and `"1"` are the same record);
     /// `nil` for a missing or `null` id.
     package static func idText(_ value: JSONValue?) -> String? {

@@ -527,9 +527,10 @@ struct LocalFirstTests {
         try #require(await gate.arrived())
         try setup.store.removeAll()
         gate.open()
-        _ = await replay.value
+        let report = await replay.value
         #expect(!gate.gaveUp)
         #expect(setup.server.records(in: "posts").count == 6)
+        #expect(report.sent == 0)
         // Before, the answer that came back after the sign-out was written into the emptied
         // file: the next user's `recentOutcomes()` held it, and reads laid it over.
         #expect(try setup.store.outbox.recentOutcomes().isEmpty)
@@ -537,6 +538,37 @@ struct LocalFirstTests {
         setup.store.flush()
         let (store, _) = try setup.reopened()
         #expect(try store.outbox.recentOutcomes().isEmpty)
+    }
+
+    @Test("a write discarded while sent shows as sent even after more discards than the outcomes kept")
+    func discardedWhileSentAmongManyDiscards() async throws {
+        let setup = try Setup()
+        _ = try await setup.posts.findByID(1).value
+        setup.server.failAll(with: .noConnection)
+        let held = try #require(queued(await setup.posts.patch(1, with: ["title": "Sent"]).result))
+        // Replays from now on go through a chain that holds the first `PATCH` once armed.
+        let gate = Gate()
+        let holding = HoldingFirst(.patch, at: gate, armed: false)
+        _ = setup.server.with(.offline(setup.store), holding)
+        var others: [QueuedWrite] = []
+        for views in 0...Outbox.maxRecentOutcomes {
+            others.append(try #require(queued(await setup.posts.patch(2, with: ["views": views]).result)))
+        }
+        // The replays the queuing started in the background have ended (the network is down).
+        #expect(await setup.store.outbox.replay().remaining == others.count + 1)
+        setup.server.stopFailing()
+        holding.arm()
+        let replay = Task { await setup.store.outbox.replay() }
+        try #require(await gate.arrived())
+        // A "discard all" while the first is on its way: its discarded outcome is pushed out
+        // of the recent ones by the others'.
+        for write in [held] + others { #expect(try setup.store.outbox.discard(write.id)) }
+        gate.open()
+        #expect(await replay.value.sent == 1)
+        #expect(!gate.gaveUp)
+        #expect(try setup.store.outbox.recentOutcomes().last?.write.id == held.id)
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findByID(1).value.title == "Sent")
     }
 
     @Test("online, the server's 404 for a record deleted since a replayed write is the answer")
@@ -759,12 +791,16 @@ struct LocalFirstTests {
 private struct HoldingFirst: Middleware {
     let method: HTTPMethod
     let gate: Gate
-    private let armed = Locked(true)
+    private let armed: Locked<Bool>
 
-    init(_ method: HTTPMethod, at gate: Gate) {
+    init(_ method: HTTPMethod, at gate: Gate, armed: Bool = true) {
         self.method = method
         self.gate = gate
+        self.armed = Locked(armed)
     }
+
+    /// Holds the next request of `method`.
+    func arm() { armed.withLock { $0 = true } }
 
     func intercept(
         _ request: BackendRequest,
