@@ -41,7 +41,8 @@ extension Outbox {
         case leaseLost
     }
 
-    /// Renews the lease (unless `renewing` is `false`: the replay has just taken it), then
+    /// Renews the lease (when `renewing` is `false`, the replay has just taken it: checks it
+    /// still holds it, which ``OfflineStore/removeAll()`` may have ended since), then
     /// finds the first queued entry not held behind a kept `PUT`, `PATCH` or `DELETE` of its
     /// resource; when there is none, gives the lease back, marks what is still queued as held,
     /// and runs `whenEmpty` with how many entries remain, all under the store's lock (so a
@@ -51,9 +52,7 @@ extension Outbox {
     {
         let path = database.path
         return try database.withConnection { connection throws(OfflineStoreError) -> Claim in
-            if renewing {
-                guard try lease.renew(connection) else { return .leaseLost }
-            }
+            guard try renewing ? lease.renew(connection) : lease.isHeld(connection) else { return .leaseLost }
             try syncCounts(connection)
             let head = try connection.query(
                 """
@@ -165,9 +164,11 @@ extension Outbox {
     /// Keeps an entry (durably) and reports it: refused by the server with `error`
     /// (``OutboxEvent/kept(_:_:)``, after ``OutboxEvent/conflict(_:_:)`` for a `conflict` met on
     /// the way), or, without an error, kept for the app with `conflict`
-    /// (``OutboxEvent/conflict(_:_:)``): reads go on showing it then.
+    /// (``OutboxEvent/conflict(_:_:)``): reads go on showing it then. Returns whether it was
+    /// kept (not for an entry discarded meanwhile).
+    @discardableResult
     func recordKept(_ entry: OutboxEntry, error: ServiceError?, conflict: OutboxConflict? = nil)
-        throws(OfflineStoreError)
+        throws(OfflineStoreError) -> Bool
     {
         defer { publishChanges() }
         let refusal: OutboxRefusal
@@ -182,7 +183,7 @@ extension Outbox {
                 status: nil, message: "Changed on the server since the write was made\(fields)", body: Data(),
                 refusedAt: Date(), conflict: conflict)
         }
-        try database.withConnection { connection throws(OfflineStoreError) in
+        return try database.withConnection { connection throws(OfflineStoreError) -> Bool in
             try connection.transaction { () throws(OfflineStoreError) in
                 try connection.execute(
                     """
@@ -199,7 +200,7 @@ extension Outbox {
                     ])
             }
             // Discarded while it was being sent: nothing is kept, nothing to report.
-            guard connection.changes > 0 else { return }
+            guard connection.changes > 0 else { return false }
             state.withLock {
                 $0.queuedCount -= 1
                 $0.keptCount += 1
@@ -211,6 +212,7 @@ extension Outbox {
             kept.state = .kept(refusal)
             if let conflict { emit(.conflict(kept, conflict)) }
             if let error { emit(.kept(kept, error)) }
+            return true
         }
     }
 
@@ -238,21 +240,24 @@ extension Outbox {
     }
 
     /// Removes an entry a conflict dropped unsent (durably, as a discarded outcome) and reports
-    /// it: ``OutboxEvent/conflict(_:_:)``, then ``OutboxEvent/discarded(_:)``.
-    func recordDropped(_ entry: OutboxEntry, conflict: OutboxConflict) throws(OfflineStoreError) {
+    /// it: ``OutboxEvent/conflict(_:_:)``, then ``OutboxEvent/discarded(_:)``. Returns whether
+    /// it was removed (not for an entry discarded meanwhile).
+    @discardableResult
+    func recordDropped(_ entry: OutboxEntry, conflict: OutboxConflict) throws(OfflineStoreError) -> Bool {
         defer { publishChanges() }
-        try database.withConnection { connection throws(OfflineStoreError) in
+        return try database.withConnection { connection throws(OfflineStoreError) -> Bool in
             let removed = try connection.transaction { () throws(OfflineStoreError) -> Bool in
                 try removeQueued(entry, outcome: nil, in: connection) != nil
             }
             // Discarded while it was being read: the app's discard was reported already.
-            guard removed else { return }
+            guard removed else { return false }
             state.withLock {
                 $0.queuedCount -= 1
                 $0.pending.remove(entry.id)
             }
             emit(.conflict(entry, conflict))
             emit(.discarded(entry))
+            return true
         }
     }
 

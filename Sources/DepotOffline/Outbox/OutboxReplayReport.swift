@@ -16,9 +16,9 @@ public struct OutboxReplayReport: Sendable, Hashable {
         /// `.noConnection`, `.timedOut`, `.transport`, `.cancelled`), a request that could not
         /// be made (`.invalidRequest`, such as a token provider that failed), a `401`, `407`,
         /// `408`, `421`, `425`, `429`, `5xx`, `1xx` or `3xx`: it and the entries behind it stay
-        /// queued for a later replay. (`.timedOut` also when the replay held the outbox's
-        /// sender lease past its duration, 5 minutes without a renewal, and another sender
-        /// took it over.)
+        /// queued for a later replay. (`.timedOut` also when the replay lost the outbox's
+        /// sender lease: ``OfflineStore/removeAll()`` ended it, or the replay held it past its
+        /// duration, 5 minutes without a renewal, and another sender took it over.)
         case interrupted(ServiceError)
         /// Entries are queued but no request has gone through the `.offline` middleware since
         /// the store was opened, so there is nothing to send them through: call

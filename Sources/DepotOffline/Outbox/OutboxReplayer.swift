@@ -267,7 +267,8 @@ final class OutboxReplayer: @unchecked Sendable {
         } catch {
             ending = .storeFailed(error)
         }
-        // The lease was just taken with its whole duration: the first claim need not renew it.
+        // The lease was just taken with its whole duration: the first claim only checks it holds
+        // it still.
         var renewing = false
         replaying: while case .finished = ending {
             let claim: Outbox.Claim
@@ -312,14 +313,11 @@ final class OutboxReplayer: @unchecked Sendable {
                         sentMethod: delivery.sentMethod)
                     if recorded { sent += 1 }
                 case .refused(let error):
-                    try outbox.recordKept(entry, error: error, conflict: delivery.conflict)
-                    kept += 1
+                    if try outbox.recordKept(entry, error: error, conflict: delivery.conflict) { kept += 1 }
                 case .keep(let conflict):
-                    try outbox.recordKept(entry, error: nil, conflict: conflict)
-                    kept += 1
+                    if try outbox.recordKept(entry, error: nil, conflict: conflict) { kept += 1 }
                 case .drop(let conflict):
-                    try outbox.recordDropped(entry, conflict: conflict)
-                    dropped += 1
+                    if try outbox.recordDropped(entry, conflict: conflict) { dropped += 1 }
                 case .interrupted(let error):
                     ending = .interrupted(error)
                     break replaying

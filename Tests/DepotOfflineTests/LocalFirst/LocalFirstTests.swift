@@ -531,6 +531,11 @@ struct LocalFirstTests {
         #expect(!gate.gaveUp)
         #expect(setup.server.records(in: "posts").count == 6)
         #expect(report.sent == 0)
+        // The sign-out ended its lease: it stopped at its next claim.
+        guard case .interrupted(.timedOut) = report.ending else {
+            Issue.record("expected .interrupted(.timedOut), got \(report.ending)")
+            return
+        }
         // Before, the answer that came back after the sign-out was written into the emptied
         // file: the next user's `recentOutcomes()` held it, and reads laid it over.
         #expect(try setup.store.outbox.recentOutcomes().isEmpty)
