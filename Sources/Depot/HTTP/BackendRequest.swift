@@ -8,14 +8,23 @@ import Foundation
 /// (or from segments) so that an id such as `"../admin"` stays one segment, and the layers
 /// below read what the request means from ``resource``.
 public struct BackendRequest: Sendable, Hashable {
+    /// The fields, in one box that copies share until one of them changes: a request is
+    /// copied by every step that passes it on (a middleware's closure, a backend's log), and
+    /// copying one reference costs less than copying a dozen. Safe to send: a box is never
+    /// changed while another request holds it.
+    nonisolated(unsafe) private var storage: Storage
+
     /// The HTTP method.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { storage.read { $0.method } }
+        _modify { yield &unique.method }
+    }
     /// The percent-encoded path relative to the backend's base, or an absolute URL.
     public var path: String {
-        get { encodedPath }
+        get { storage.read { $0.encodedPath } }
         set {
-            encodedPath = newValue
-            addressed = Carried(nil)
+            unique.encodedPath = newValue
+            unique.addressed = Carried(nil)
         }
     }
     /// What the request addresses: as its maker wrote it (a repository knows the collection,
@@ -26,51 +35,75 @@ public struct BackendRequest: Sendable, Hashable {
         addressed.value?.resource ?? RequestResource(path: encodedPath)
     }
     /// The query items, in order; names may repeat (`id=1&id=2`).
-    public var query: [URLQueryItem]
+    public var query: [URLQueryItem] {
+        get { storage.read { $0.query } }
+        _modify { yield &unique.query }
+    }
     /// The header fields.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.read { $0.headers } }
+        _modify { yield &unique.headers }
+    }
     /// The body, if any.
-    public var body: Data?
+    public var body: Data? {
+        get { storage.read { $0.body } }
+        _modify { yield &unique.body }
+    }
     /// A file whose bytes are the body, streamed from disk instead of held in memory;
     /// `nil` for ``body`` (a request has one or the other).
     ///
     /// The file is read each time the request is sent, so a retry sends it again from
     /// the start. ``RequestBody/file(_:contentType:)`` and a ``MultipartForm`` with file
     /// parts set it for you.
-    public var bodyFile: URL?
+    public var bodyFile: URL? {
+        get { storage.read { $0.bodyFile } }
+        _modify { yield &unique.bodyFile }
+    }
     /// Where the body of a successful answer goes: a file on disk instead of
     /// ``BackendResponse/body``; `nil` (the default) keeps it in memory.
     ///
     /// The answer is streamed to a partial file beside the destination and moved into
     /// place only when it is complete; an error status leaves no file (its body stays in
     /// memory for the ``ServiceError``). See ``DownloadDestination``.
-    public var destination: DownloadDestination?
+    public var destination: DownloadDestination? {
+        get { storage.read { $0.destination } }
+        _modify { yield &unique.destination }
+    }
     /// Told how many bytes of the body went out and of the answer came in, while they
     /// move: see ``ProgressHandler``.
-    public var progress: ProgressHandler?
+    public var progress: ProgressHandler? {
+        get { storage.read { $0.progress } }
+        _modify { yield &unique.progress }
+    }
     /// Whether a retry middleware may send this request again after a failure.
     ///
     /// Defaults to the method's ``HTTPMethod/isIdempotent``; set it to `true` to opt
     /// a `POST` in (for example one that carries an idempotency key).
     public var isRetryable: Bool {
-        get { retryable ?? method.isIdempotent }
-        set { retryable = newValue }
+        get { storage.read { $0.retryable } ?? method.isIdempotent }
+        set { unique.retryable = newValue }
     }
-    private var retryable: Bool?
     /// What the caller wants to learn back (the receipt of where the answer came from, a
     /// watch's record of its reads): taken from the call the request is made in, and passed
     /// on by every middleware that passes the request on. Not part of the request's equality.
     public var context: RequestContext {
-        get { carried.value }
-        set { carried.value = newValue }
+        get { storage.read { $0.carried.value } }
+        _modify { yield &unique.carried.value }
     }
     /// The path as given or as built from segments.
-    private var encodedPath: String
-    /// The resource the request addresses, while its maker's word holds, and whether ``path``
-    /// was built from it (else it is a server's URL for the same resource: a next page's).
-    private var addressed = Carried<Addressed?>(nil)
-    /// The context, outside the request's equality.
-    private var carried = Carried(RequestContext.entered)
+    private var encodedPath: String { storage.read { $0.encodedPath } }
+    /// The resource the request addresses, while its maker's word holds.
+    private var addressed: Carried<Addressed?> { storage.read { $0.addressed } }
+
+    /// The fields, in a box of this request's own: copied first when another request
+    /// shares it.
+    private var unique: Fields {
+        get { storage.read { $0 } }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = .make(storage.read { $0 }) }
+            yield &storage.header
+        }
+    }
 
     /// The decoded segments of the resource ``path`` was built from, so that a backend reads
     /// them without parsing the path back; `nil` once the path was set as a string, or when a
@@ -85,11 +118,8 @@ public struct BackendRequest: Sendable, Hashable {
         headers: HTTPHeaders = [:],
         body: Data? = nil
     ) {
-        self.method = method
-        self.encodedPath = path
-        self.query = query
-        self.headers = headers
-        self.body = body
+        storage = .make(
+            Fields(method: method, encodedPath: path, query: query, headers: headers, body: body))
     }
 
     /// Creates a request whose path joins `segments`, each percent-encoded on its own, read as
@@ -122,7 +152,7 @@ public struct BackendRequest: Sendable, Hashable {
             method: method, path: PathSegment.join(resource.segments), query: query, headers: headers,
             body: body)
         if !resource.segments.contains(where: \.isEmpty) {
-            addressed = Carried(Addressed(resource: resource, isPath: true))
+            unique.addressed = Carried(Addressed(resource: resource, isPath: true))
         }
     }
 
@@ -133,7 +163,7 @@ public struct BackendRequest: Sendable, Hashable {
         addressing resource: RequestResource
     ) {
         self.init(method: method, path: path, query: query)
-        addressed = Carried(Addressed(resource: resource, isPath: false))
+        unique.addressed = Carried(Addressed(resource: resource, isPath: false))
     }
 
     /// Says the request addresses `resource` (kept by a store with the request, read back),
@@ -141,7 +171,7 @@ public struct BackendRequest: Sendable, Hashable {
     /// segments when the path is theirs.
     package mutating func address(_ resource: RequestResource) {
         guard !resource.segments.contains(where: \.isEmpty) else { return }
-        addressed = Carried(
+        unique.addressed = Carried(
             Addressed(resource: resource, isPath: encodedPath == PathSegment.join(resource.segments)))
     }
 
@@ -150,10 +180,10 @@ public struct BackendRequest: Sendable, Hashable {
     /// For a backend's log of what it received, which names a request relative to itself.
     package func readdressed(path: String, query: [URLQueryItem]) -> BackendRequest {
         var copy = self
-        copy.encodedPath = path
-        copy.query = query
+        copy.unique.encodedPath = path
+        copy.unique.query = query
         if let written = addressed.value {
-            copy.addressed = Carried(
+            copy.unique.addressed = Carried(
                 Addressed(
                     resource: written.resource,
                     isPath: !written.resource.segments.contains(where: \.isEmpty)
@@ -208,6 +238,53 @@ extension BackendRequest {
 }
 
 /// The resource a request's maker said it addresses.
+extension BackendRequest {
+    /// Requests are equal when their fields are, the resource and the context aside.
+    public static func == (lhs: BackendRequest, rhs: BackendRequest) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.read { $0 } == rhs.storage.read { $0 }
+    }
+
+    /// Hashes the fields that `==` compares: the resource and the context aside.
+    public func hash(into hasher: inout Hasher) {
+        storage.read { $0 }.hash(into: &hasher)
+    }
+
+    /// What a request holds.
+    fileprivate struct Fields: Sendable, Hashable {
+        var method: HTTPMethod
+        var encodedPath: String
+        var query: [URLQueryItem]
+        var headers: HTTPHeaders
+        var body: Data?
+        var bodyFile: URL? = nil
+        var destination: DownloadDestination? = nil
+        var progress: ProgressHandler? = nil
+        var retryable: Bool? = nil
+        /// The resource the request addresses, while its maker's word holds, and whether
+        /// the path was built from it (else it is a server's URL for the same resource: a
+        /// next page's).
+        var addressed = Carried<Addressed?>(nil)
+        /// The context, outside the request's equality.
+        var carried = Carried(RequestContext.entered)
+    }
+
+    /// The box of a request's fields (its header; it has no elements). Changed only through
+    /// ``unique``, while no other request holds it.
+    fileprivate final class Storage: ManagedBuffer<Fields, Void> {
+        /// A box holding `fields`.
+        static func make(_ fields: Fields) -> Storage {
+            unsafeDowncast(create(minimumCapacity: 0) { _ in fields }, to: Storage.self)
+        }
+
+        /// What `field` reads of the fields: through a pointer, which (unlike the `header`
+        /// property of a class) needs no run-time exclusivity check, and copies that field only.
+        @inline(__always)
+        func read<Value>(_ field: (Fields) -> Value) -> Value {
+            withUnsafeMutablePointerToHeader { field($0.pointee) }
+        }
+    }
+}
+
 private struct Addressed: Sendable {
     var resource: RequestResource
     /// Whether the request's path was built from the resource's segments.
