@@ -237,7 +237,6 @@ extension BackendRequest {
     }
 }
 
-/// The resource a request's maker said it addresses.
 extension BackendRequest {
     /// Requests are equal when their fields are, the resource and the context aside.
     public static func == (lhs: BackendRequest, rhs: BackendRequest) -> Bool {
@@ -285,6 +284,21 @@ extension BackendRequest {
     }
 }
 
+extension BackendRequest: CustomReflectable {
+    /// The request's fields, as `print`, `dump` and a debugger show a struct's: its box
+    /// would show as one opaque member.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "method": method, "path": path, "query": query, "headers": headers, "body": body as Any,
+                "bodyFile": bodyFile as Any, "destination": destination as Any, "progress": progress as Any,
+                "isRetryable": isRetryable, "resource": resource, "context": context,
+            ], displayStyle: .struct)
+    }
+}
+
+/// The resource a request's maker said it addresses.
 private struct Addressed: Sendable {
     var resource: RequestResource
     /// Whether the request's path was built from the resource's segments.

@@ -41,7 +41,8 @@ struct BackendRequestValueTests {
             #expect(copy != original, "changing \(field) on a copy left it equal to the original")
             #expect(original == Self.full(), "changing \(field) on a copy changed the original")
             #expect(sibling == Self.full(), "changing \(field) on a copy changed another copy")
-            #expect(original.resource == RequestResource.record("7", in: ["posts"]) || field == "path")
+            #expect(original.resource == RequestResource.record("7", in: ["posts"]))
+            #expect(original.path == "posts/7")
         }
     }
 
@@ -55,6 +56,28 @@ struct BackendRequestValueTests {
         #expect(copy.path == "posts/7")
         #expect(copy.resource == .record("7", in: ["posts"]))
         #expect(original.resource == RequestResource(path: "comments"))
+    }
+
+    @Test("Readdressing a copy, which equality does not see, leaves the original's resource")
+    func readdressingACopy() {
+        let original = Self.full()
+        var copy = original
+        copy.address(.record("9", in: ["posts"]))
+        let moved = original.readdressed(path: "elsewhere/1", query: [])
+        #expect(copy.resource == .record("9", in: ["posts"]))
+        #expect(moved.path == "elsewhere/1")
+        #expect(original.resource == .record("7", in: ["posts"]))
+        #expect(original.segments == ["posts", "7"])
+        #expect(original.path == "posts/7")
+        #expect(original.query == [URLQueryItem(name: "a", value: "1")])
+    }
+
+    @Test("A request prints its fields, not its box")
+    func printsItsFields() {
+        let text = String(describing: Self.full())
+        #expect(text.contains("method:"))
+        #expect(text.contains("path: \"posts/7\""))
+        #expect(!text.contains("storage"))
     }
 
     @Test("The context of a copy is its own, and stays outside equality")
