@@ -149,6 +149,22 @@ final class SQLiteConnection {
         }
     }
 
+    /// Copies every page of the write-ahead log into the file and truncates the log to
+    /// nothing (`PRAGMA wal_checkpoint(TRUNCATE)`), so none of the pages it held, removed
+    /// rows' included, stays in it.
+    ///
+    /// - Throws: ``OfflineStoreError/Kind/sqlite`` with `SQLITE_BUSY` when another connection
+    ///   (another process's store) was still reading pages of the log after the busy timeout:
+    ///   SQLite reports that in the pragma's result row, not as an error, and leaves the log
+    ///   as it was.
+    func emptyLog() throws(OfflineStoreError) {
+        guard try integer("PRAGMA wal_checkpoint(TRUNCATE)") == 0 else {
+            throw OfflineStoreError(
+                .sqlite, path: path, resultCode: SQLITE_BUSY,
+                message: "another connection is reading the file: its write-ahead log could not be emptied")
+        }
+    }
+
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` changed.
     var changes: Int {
         Int(sqlite3_changes(handle))

@@ -135,8 +135,8 @@ public final class OfflineStore: Sendable {
         // synchronous=FULL: the log is synced at every commit, so a committed write survives
         // power loss too (NORMAL in WAL mode may lose the last commits then).
         // secure_delete: deleted rows are overwritten with zeros, so a sent write's body or a
-        // removed response leaves no bytes behind in the database file (the log keeps its
-        // frames until the next checkpoint writes them back).
+        // removed response leaves no bytes behind in the database file (the log keeps older
+        // copies of pages until they are written over, or it is emptied: see removeAll()).
         try connection.executeScript(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON")
         #if canImport(Darwin)
@@ -183,6 +183,11 @@ public final class OfflineStore: Sendable {
     /// Queued writes not yet sent are dropped with the rest, without ``OutboxEvent``s: replay
     /// them first when they should reach the server. A replay running meanwhile stops, and
     /// the write it was sending, if the server applies it, is recorded nowhere.
+    ///
+    /// - Throws: ``OfflineStoreError/Kind/sqlite`` with `resultCode` 5 (`SQLITE_BUSY`) when
+    ///   another connection to the file (an extension's store, say) kept reading for 5
+    ///   seconds: everything is removed from the store, but copies of the pages it read stay
+    ///   in the write-ahead log until `removeAll()` is called again once it is done.
     public func removeAll() throws(OfflineStoreError) {
         // Responses waiting in memory, and those of reads still in flight, go too.
         responseWriter.discardAll()
@@ -197,7 +202,8 @@ public final class OfflineStore: Sendable {
             }
             outbox.didRemoveAll()
             // Rewrite the file without the freed pages, then empty the log that held them.
-            try connection.executeScript("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)")
+            try connection.executeScript("VACUUM")
+            try connection.emptyLog()
         }
     }
 

@@ -129,6 +129,32 @@ struct OfflineStorePrivacyTests {
         #expect(try !Self.fileHolds("marker-4711", store: url))
     }
 
+    @Test(
+        "removeAll() leaves nothing in the file or its log; a reader keeping the log is an error, a later call finishes"
+    )
+    func removeAllLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let url = folder.file("depot.sqlite")
+        let store = try OfflineStore(at: url)
+        let backend = FailingBackend(error: .cannotConnect).with(.offline(store))
+        _ = try #require(queuedWrite(await backend.send(todoWrite(#""title": "marker-5150""#)).result))
+        #expect(try Self.fileHolds("marker-5150", store: url))
+        // Another connection to the file (another process's store, say) in the middle of a read:
+        // the pages it reads stay in the log until it is done.
+        let reader = try SQLiteConnection(path: url.filePath, create: false)
+        try reader.executeScript("BEGIN")
+        #expect(try reader.integer("SELECT count(*) FROM outbox") == 1)
+        let error = offlineStoreError { try store.removeAll() }
+        #expect(error?.kind == .sqlite, "\(String(describing: error))")
+        #expect(error?.resultCode == 5)  // SQLITE_BUSY
+        #expect(error?.description.contains(url.filePath) == true)
+        #expect(try store.integer("SELECT count(*) FROM outbox") == 0)
+        #expect(try Self.fileHolds("marker-5150", store: url))  // in the log the reader holds
+        try reader.executeScript("COMMIT")
+        try store.removeAll()
+        #expect(try !Self.fileHolds("marker-5150", store: url))
+    }
+
     @Test("the outbox holds at most maxQueuedWrites; past that a write is not queued and not sent ahead")
     func outboxIsBounded() async throws {
         let folder = try TemporaryFolder()
