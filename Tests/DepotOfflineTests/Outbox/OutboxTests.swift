@@ -364,6 +364,30 @@ struct OutboxTests {
         #expect(try store.outbox.entries().isEmpty)
         #expect(await store.outbox.replay().ending == .finished)
     }
+
+    /// The window between a replay taking the lease and its first claim (which only checks the
+    /// lease, `renewing: false`): a sign-out there must end that replay, or it would go on to
+    /// send what the next user queues.
+    @Test("a replay that took the lease just before removeAll() claims nothing after, not even a new write")
+    func removeAllEndsALeaseJustTaken() async throws {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        _ = try store.outbox.enqueue(todoWrite(#""title": "before""#), policy: OfflinePolicy())
+        #expect(try store.outbox.tryTakeLease())
+        try store.removeAll()
+        // The next user's write, queued before the replay's first claim.
+        _ = try store.outbox.enqueue(todoWrite(#""title": "after""#), policy: OfflinePolicy())
+        var ended = false
+        let claim = try store.outbox.claimHead(renewing: false) { _ in ended = true }
+        guard case .leaseLost = claim else {
+            Issue.record("the replay went on after removeAll(): \(claim)")
+            return
+        }
+        #expect(!ended)
+        #expect(store.outbox.queuedCount == 1)
+        // A replay started now takes the lease afresh.
+        #expect(try store.outbox.tryTakeLease())
+    }
 }
 
 @Suite("Outbox: one sender per store, whichever chain uses it")
