@@ -154,14 +154,15 @@ final class SQLiteConnection {
     /// rows' included, stays in it.
     ///
     /// - Throws: ``OfflineStoreError/Kind/sqlite`` with `SQLITE_BUSY` when another connection
-    ///   (another process's store) was still reading pages of the log after the busy timeout:
-    ///   SQLite reports that in the pragma's result row, not as an error, and leaves the log
-    ///   as it was.
+    ///   (another process's store) kept it from finishing within the busy timeout, by reading
+    ///   from the log or writing to the file, or ran a checkpoint of its own: SQLite reports
+    ///   that in the pragma's result row, not as an error, copies back what it can and leaves
+    ///   the log's frames in it, removed pages included.
     func emptyLog() throws(OfflineStoreError) {
         guard try integer("PRAGMA wal_checkpoint(TRUNCATE)") == 0 else {
             throw OfflineStoreError(
                 .sqlite, path: path, resultCode: SQLITE_BUSY,
-                message: "another connection is reading the file: its write-ahead log could not be emptied")
+                message: "another connection is using the file: its write-ahead log could not be emptied")
         }
     }
 

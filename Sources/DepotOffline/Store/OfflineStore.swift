@@ -185,9 +185,11 @@ public final class OfflineStore: Sendable {
     /// the write it was sending, if the server applies it, is recorded nowhere.
     ///
     /// - Throws: ``OfflineStoreError/Kind/sqlite`` with `resultCode` 5 (`SQLITE_BUSY`) when
-    ///   another connection to the file (an extension's store, say) kept reading for 5
-    ///   seconds: everything is removed from the store, but copies of the pages it read stay
-    ///   in the write-ahead log until `removeAll()` is called again once it is done.
+    ///   another connection to the file (an extension's store, say) kept the write-ahead log
+    ///   from being emptied for 5 seconds: everything is removed from the store, but the log
+    ///   still holds older copies of the removed pages. Call `removeAll()` again once the other
+    ///   connection is done, before the store keeps anything of the next user: it removes
+    ///   whatever was stored since as well.
     public func removeAll() throws(OfflineStoreError) {
         // Responses waiting in memory, and those of reads still in flight, go too.
         responseWriter.discardAll()

@@ -47,6 +47,10 @@ enum SecretScrub {
                     ])
             }
         }
+        // Best effort for the log, unlike removeAll(): this runs once, at the upgrade, so a
+        // busy checkpoint (another connection using the file) cannot be retried by failing the
+        // open; the log's older copies go as the store writes over them, or when the last
+        // connection to the file closes.
         try connection.executeScript("VACUUM; PRAGMA wal_checkpoint(TRUNCATE)")
     }
 }

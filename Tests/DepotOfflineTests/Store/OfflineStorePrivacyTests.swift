@@ -148,6 +148,7 @@ struct OfflineStorePrivacyTests {
         #expect(error?.kind == .sqlite, "\(String(describing: error))")
         #expect(error?.resultCode == 5)  // SQLITE_BUSY
         #expect(error?.description.contains(url.filePath) == true)
+        #expect(error?.message.contains("write-ahead log could not be emptied") == true)
         #expect(try store.integer("SELECT count(*) FROM outbox") == 0)
         #expect(try Self.fileHolds("marker-5150", store: url))  // in the log the reader holds
         try reader.executeScript("COMMIT")
