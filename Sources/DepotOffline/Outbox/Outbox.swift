@@ -273,7 +273,7 @@ public final class Outbox: Sendable {
     /// ``OutboxReplayReport/Ending/noBackend``: use ``replay(through:)`` then. Cancelling the awaiting task does not stop the replay.
     @discardableResult
     public func replay() async -> OutboxReplayReport {
-        guard let replayer else { return unsent() }
+        guard let replayer = storesReplayer else { return unsent() }
         return await replayer.replay(using: nil)
     }
 
@@ -287,8 +287,15 @@ public final class Outbox: Sendable {
     /// this waits for it (whatever backend it uses) and returns its report.
     @discardableResult
     public func replay(through backend: any Backend) async -> OutboxReplayReport {
-        guard let replayer else { return unsent() }
+        guard let replayer = storesReplayer else { return unsent() }
         return await replayer.replay(using: { backend.send($0) })
+    }
+
+    /// The replayer of this outbox's store while the store lives: `nil` once the store is
+    /// released, even while a replay it started is still finishing (and holds the replayer).
+    private var storesReplayer: OutboxReplayer? {
+        guard let replayer, replayer.store != nil else { return nil }
+        return replayer
     }
 
     /// The report of a replay that cannot start: the store that sends this outbox's entries

@@ -473,7 +473,15 @@ struct OutboxReplayerTests {
             _ = try await #require(store).outbox.replay()
         }
         let outbox = try #require(store?.outbox)
+        weak let released = store
         store = nil
+        // The replay above may still hold the store for a moment after it answered (giving its
+        // lease back): wait until the store is gone, with a bound.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while released != nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        try #require(released == nil, "the store is still held 30 s after it was released")
         let report = await outbox.replay(through: SwitchableBackend())
         #expect(report == OutboxReplayReport(sent: 0, kept: 0, remaining: 1, ending: .noBackend))
         #expect(try outbox.entries().count == 1)
