@@ -17,14 +17,15 @@ public struct BackendRequest: Sendable, Hashable {
     /// The HTTP method.
     public var method: HTTPMethod {
         get { storage.read { $0.method } }
-        _modify { yield &unique.method }
+        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.method) { $0 } }
     }
     /// The percent-encoded path relative to the backend's base, or an absolute URL.
     public var path: String {
         get { storage.read { $0.encodedPath } }
         set {
-            unique.encodedPath = newValue
-            unique.addressed = Carried(nil)
+            let fields = unique
+            fields.pointee.encodedPath = newValue
+            fields.pointee.addressed = Carried(nil)
         }
     }
     /// What the request addresses: as its maker wrote it (a repository knows the collection,
@@ -37,17 +38,17 @@ public struct BackendRequest: Sendable, Hashable {
     /// The query items, in order; names may repeat (`id=1&id=2`).
     public var query: [URLQueryItem] {
         get { storage.read { $0.query } }
-        _modify { yield &unique.query }
+        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.query) { $0 } }
     }
     /// The header fields.
     public var headers: HTTPHeaders {
         get { storage.read { $0.headers } }
-        _modify { yield &unique.headers }
+        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.headers) { $0 } }
     }
     /// The body, if any.
     public var body: Data? {
         get { storage.read { $0.body } }
-        _modify { yield &unique.body }
+        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.body) { $0 } }
     }
     /// A file whose bytes are the body, streamed from disk instead of held in memory;
     /// `nil` for ``body`` (a request has one or the other).
@@ -57,7 +58,7 @@ public struct BackendRequest: Sendable, Hashable {
     /// parts set it for you.
     public var bodyFile: URL? {
         get { storage.read { $0.bodyFile } }
-        _modify { yield &unique.bodyFile }
+        set { unique.pointee.bodyFile = newValue }
     }
     /// Where the body of a successful answer goes: a file on disk instead of
     /// ``BackendResponse/body``; `nil` (the default) keeps it in memory.
@@ -67,13 +68,13 @@ public struct BackendRequest: Sendable, Hashable {
     /// memory for the ``ServiceError``). See ``DownloadDestination``.
     public var destination: DownloadDestination? {
         get { storage.read { $0.destination } }
-        _modify { yield &unique.destination }
+        set { unique.pointee.destination = newValue }
     }
     /// Told how many bytes of the body went out and of the answer came in, while they
     /// move: see ``ProgressHandler``.
     public var progress: ProgressHandler? {
         get { storage.read { $0.progress } }
-        _modify { yield &unique.progress }
+        set { unique.pointee.progress = newValue }
     }
     /// Whether a retry middleware may send this request again after a failure.
     ///
@@ -81,27 +82,33 @@ public struct BackendRequest: Sendable, Hashable {
     /// a `POST` in (for example one that carries an idempotency key).
     public var isRetryable: Bool {
         get { storage.read { $0.retryable } ?? method.isIdempotent }
-        set { unique.retryable = newValue }
+        set { unique.pointee.retryable = newValue }
     }
     /// What the caller wants to learn back (the receipt of where the answer came from, a
     /// watch's record of its reads): taken from the call the request is made in, and passed
     /// on by every middleware that passes the request on. Not part of the request's equality.
     public var context: RequestContext {
         get { storage.read { $0.carried.value } }
-        _modify { yield &unique.carried.value }
+        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.carried.value) { $0 } }
     }
     /// The path as given or as built from segments.
     private var encodedPath: String { storage.read { $0.encodedPath } }
     /// The resource the request addresses, while its maker's word holds.
     private var addressed: Carried<Addressed?> { storage.read { $0.addressed } }
 
-    /// The fields, in a box of this request's own: copied first when another request
-    /// shares it.
-    private var unique: Fields {
-        get { storage.read { $0 } }
-        _modify {
+    /// The fields, in a box of this request's own (copied first when another request shares
+    /// it), to be changed in place while this request holds the box.
+    ///
+    /// A pointer, and the fields changed in place through addresses into the box, not
+    /// `_modify` accessors: each such accessor, a coroutine, allocated its frame on the heap
+    /// for every change made from another module (two for `request.progress = …`). The box
+    /// lives as long as the request that changes it, which holds it alone while it does. The
+    /// fields a caller replaces rather than changes (`progress`, `bodyFile`, `destination`)
+    /// have plain setters.
+    private var unique: UnsafeMutablePointer<Fields> {
+        mutating get {
             if !isKnownUniquelyReferenced(&storage) { storage = .make(storage.read { $0 }) }
-            yield &storage.header
+            return storage.withUnsafeMutablePointerToHeader { $0 }
         }
     }
 
@@ -152,7 +159,7 @@ public struct BackendRequest: Sendable, Hashable {
             method: method, path: PathSegment.join(resource.segments), query: query, headers: headers,
             body: body)
         if !resource.segments.contains(where: \.isEmpty) {
-            unique.addressed = Carried(Addressed(resource: resource, isPath: true))
+            unique.pointee.addressed = Carried(Addressed(resource: resource, isPath: true))
         }
     }
 
@@ -163,7 +170,7 @@ public struct BackendRequest: Sendable, Hashable {
         addressing resource: RequestResource
     ) {
         self.init(method: method, path: path, query: query)
-        unique.addressed = Carried(Addressed(resource: resource, isPath: false))
+        unique.pointee.addressed = Carried(Addressed(resource: resource, isPath: false))
     }
 
     /// Says the request addresses `resource` (kept by a store with the request, read back),
@@ -171,7 +178,7 @@ public struct BackendRequest: Sendable, Hashable {
     /// segments when the path is theirs.
     package mutating func address(_ resource: RequestResource) {
         guard !resource.segments.contains(where: \.isEmpty) else { return }
-        unique.addressed = Carried(
+        unique.pointee.addressed = Carried(
             Addressed(resource: resource, isPath: encodedPath == PathSegment.join(resource.segments)))
     }
 
@@ -180,10 +187,11 @@ public struct BackendRequest: Sendable, Hashable {
     /// For a backend's log of what it received, which names a request relative to itself.
     package func readdressed(path: String, query: [URLQueryItem]) -> BackendRequest {
         var copy = self
-        copy.unique.encodedPath = path
-        copy.unique.query = query
+        let fields = copy.unique
+        fields.pointee.encodedPath = path
+        fields.pointee.query = query
         if let written = addressed.value {
-            copy.unique.addressed = Carried(
+            fields.pointee.addressed = Carried(
                 Addressed(
                     resource: written.resource,
                     isPath: !written.resource.segments.contains(where: \.isEmpty)
