@@ -69,8 +69,10 @@ public struct HTTPRequestPreparation: Sendable {
         let encoded = QueryString.encode(request.query)
         let target: String
         var query = ""
-        if PathReference.isPlainRelative(request.path) {
-            // The common case (`posts/1`): no query, fragment, scheme or leading slash.
+        // The common case (`posts/1`): no query, fragment, scheme or leading slash, so the URL
+        // keeps the base's host, which need not be read back.
+        let plain = PathReference.isPlainRelative(request.path)
+        if plain {
             target = base.directory + request.path
             query = encoded
         } else {
@@ -78,7 +80,7 @@ public struct HTTPRequestPreparation: Sendable {
             if !encoded.isEmpty { query = query.isEmpty ? encoded : query + "&" + encoded }
         }
         let string = query.isEmpty ? target : target + "?" + query
-        guard let url = URL(string: string), url.host != nil else {
+        guard let url = URL(string: string), plain || url.host != nil else {
             // The query stays out of the message: it may carry a token.
             throw .invalidRequest("\(QueryString.withoutQuery(string).prefix(200)) is not a valid URL")
         }

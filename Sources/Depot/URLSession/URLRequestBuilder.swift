@@ -35,7 +35,8 @@ struct URLRequestBuilder: Sendable {
         let prepared = try preparation.prepare(request)
         let fields = prepared.headers
         var urlRequest = URLRequest(url: prepared.url)
-        urlRequest.httpMethod = prepared.method.rawValue
+        // `GET` is a new request's method already (setting it again costs a bridged string).
+        if prepared.method != .get { urlRequest.httpMethod = prepared.method.rawValue }
         let list = Array(fields)
         let distinct = list.indices.allSatisfy { index in
             !list[..<index].contains { $0.name.caseInsensitiveEquals(list[index].name) }

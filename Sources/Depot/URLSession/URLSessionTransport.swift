@@ -268,8 +268,10 @@ final class SessionBox: Sendable {
 extension HTTPHeaders {
     /// The header fields of `response`, sorted by name (the platform keeps no order).
     init(_ response: HTTPURLResponse) {
+        let all = response.allHeaderFields
         var fields: [Field] = []
-        for (key, value) in response.allHeaderFields {
+        fields.reserveCapacity(all.count)
+        for (key, value) in all {
             guard let name = key.base as? String else { continue }
             fields.append(Field(name: name, value: value as? String ?? String(describing: value)))
         }
