@@ -88,10 +88,9 @@ public struct OfflineMiddleware: Middleware {
     private func refreshingStoredRecord(
         _ sent: Future<BackendResponse, ServiceError>, for request: BackendRequest
     ) -> Future<BackendResponse, ServiceError> {
+        guard request.method == .put || request.method == .patch else { return sent }
         let resource = request.resource
-        guard request.method == .put || request.method == .patch, let id = resource.id,
-            resource.action.isEmpty
-        else { return sent }
+        guard let id = resource.id, resource.action.isEmpty else { return sent }
         let writer = store.responseWriter
         let responses = responses
         let policy = policy

@@ -20,6 +20,27 @@ extension UUID {
 
     /// ``random()`` as lowercase text, as the store writes ids and `Idempotency-Key`s.
     static func randomText() -> String {
-        random().uuidString.lowercased()
+        random().lowercasedText
+    }
+
+    /// The UUID as 36 characters of lowercase text (`8-4-4-4-12` hexadecimal digits), written
+    /// directly: `uuidString` formats through `snprintf` on Linux, and lowercasing copies it.
+    var lowercasedText: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 48 + nibble : 87 + nibble }
+                var count = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[count] = UInt8(ascii: "-")
+                        count += 1
+                    }
+                    text[count] = digit(byte >> 4)
+                    text[count + 1] = digit(byte & 0x0F)
+                    count += 2
+                }
+                return count
+            }
+        }
     }
 }

@@ -17,6 +17,29 @@ import Testing
         }
     }
 
+    @Test func writesTheTextFoundationWritesLowercased() {
+        for _ in 0..<256 {
+            let uuid = UUID.random()
+            #expect(uuid.lowercasedText == uuid.uuidString.lowercased())
+            #expect(UUID(uuidString: uuid.lowercasedText) == uuid)
+        }
+        // Every digit, both ends of the range.
+        let edges = [
+            UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+            UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
+            UUID(
+                uuid: (
+                    0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32,
+                    0x10
+                )),
+        ]
+        #expect(
+            edges.map(\.lowercasedText) == [
+                "00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff",
+                "01234567-89ab-cdef-fedc-ba9876543210",
+            ])
+    }
+
     @Test func drawsADifferentValueEachTime() {
         let drawn = Set((0..<1000).map { _ in UUID.random() })
         #expect(drawn.count == 1000)
