@@ -25,7 +25,7 @@ import Testing
 /// those posts on the server (every replay merges), or writes nothing (every replay finds the
 /// record unchanged and sends the write as made). Replay children are killed with SIGKILL at
 /// seeded random moments until the outbox is empty
-/// (``ReplayCrashTests/killReplays(of:in:folder:to:child:random:longestDelay:deadline:flags:)``),
+/// (``ReplayCrashTests/killReplays(of:in:folder:to:child:random:longestDelay:mostSent:deadline:flags:)``),
 /// printing each request and its answer (`--requests`) and every conflict (`--conflicts`), so
 /// kills land while a record is read, between its read and its write, while the write is out,
 /// and between its answer and the record of it.
@@ -68,7 +68,7 @@ extension ReplayCrashTests {
         let prepared = ContinuousClock.now
         let totals = try await Self.killReplays(
             of: queued.map(\.entry), in: file, folder: folder, to: space, child: child, random: &random,
-            longestDelay: Self.longestConflictKillDelay, deadline: .now + .seconds(150),
+            longestDelay: Self.longestConflictKillDelay, mostSent: 12, deadline: .now + .seconds(150),
             flags: ["--conflicts", "--requests"])
         let seconds = (ContinuousClock.now - started).seconds
         let replaySeconds = (ContinuousClock.now - prepared).seconds

@@ -20,7 +20,7 @@ import Testing
 /// The store holds pairs of writes queued offline: `POST posts` titled `pair <seq>` (it gets a
 /// local id, -1, -3, …), then `POST comments` with body `pair <seq>` and `postId` = that local
 /// id. Replay children are killed with SIGKILL at seeded random moments until the outbox is empty
-/// (``ReplayCrashTests/killReplays(of:in:folder:to:child:random:longestDelay:deadline:flags:)``), so
+/// (``ReplayCrashTests/killReplays(of:in:folder:to:child:random:longestDelay:mostSent:deadline:flags:)``), so
 /// kills land between a post's `201` and the record of its id, and between that record and
 /// its comment's request. Then no local id may have reached the server (every comment of the
 /// space points at a post of the space, and a pair's comment at the post of the same pair), no
@@ -47,7 +47,7 @@ extension ReplayCrashTests {
         let order = queued.map(\.id)
         let totals = try await Self.killReplays(
             of: order, in: file, folder: folder, to: space, child: child, random: &random,
-            longestDelay: Self.longestLocalIDKillDelay, deadline: .now + .seconds(120))
+            longestDelay: Self.longestLocalIDKillDelay, mostSent: 24, deadline: .now + .seconds(120))
         let seconds = (ContinuousClock.now - started).seconds
 
         // The kills that left a comment at the head of the outbox: its post was sent and its id

@@ -139,7 +139,7 @@ struct ReplayCrashTests {
         let order = queued.sorted { $0.value < $1.value }.map(\.key)
         let totals = try await Self.killReplays(
             of: order, in: file, folder: folder, to: space, child: child, random: &random,
-            longestDelay: Self.longestKillDelay, deadline: .now + .seconds(180))
+            longestDelay: Self.longestKillDelay, mostSent: 60, deadline: .now + .seconds(180))
         let killSeconds = (ContinuousClock.now - started).seconds
 
         let posts = try await space.postsBySeq()
@@ -167,15 +167,17 @@ struct ReplayCrashTests {
 
     /// Runs replay children (with the further `flags`) on the store at `file` (whose outbox holds
     /// the entries `order`, in that order) and kills each with SIGKILL at a random moment
-    /// 0…`longestDelay` ms after its first `sent` line, until the outbox is empty (or
-    /// `deadline`); then one last replay runs to its end. After each round it waits (bounded)
+    /// 0…`longestDelay` ms after its first `sent` line, or sooner: 0…`longestDelay`/8 ms after it
+    /// has printed a random 1…`mostSent` more `sent` lines (so that a machine fast enough to send
+    /// the whole outbox within a few delays still sees about a kill every `mostSent` entries),
+    /// until the outbox is empty (or `deadline`); then one last replay runs to its end. After each round it waits (bounded)
     /// until the server processes none of the space's requests, reopens the store (it must open
     /// and pass `PRAGMA integrity_check`), checks that what is left keeps its order and holds no
     /// entry a child reported sent, and puts back an entry kept with a `409` (its key was still
     /// in flight); any other refusal fails the test. The last replay must find nothing to send.
     static func killReplays(
         of order: [String], in file: URL, folder: TemporaryFolder, to space: DRFSpace, child: CrashChild,
-        random: inout SplitMix64, longestDelay: UInt64, deadline: ContinuousClock.Instant,
+        random: inout SplitMix64, longestDelay: UInt64, mostSent: Int, deadline: ContinuousClock.Instant,
         flags: [String] = []
     ) async throws -> ReplayKillTotals {
         var totals = ReplayKillTotals()
@@ -200,8 +202,19 @@ struct ReplayCrashTests {
             switch sending {
             case .done:
                 let delay = Int(random.next(in: 0...longestDelay))
-                // The deliberate delay, reading the child's lines meanwhile.
-                if SpawnedProcess.pump([process], until: .now + .milliseconds(delay)) == .deadline {
+                let sentLines = { process.lines.count { $0.hasPrefix("sent ") } }
+                let lastSent = sentLines() + Int(random.next(in: 1...UInt64(mostSent)))
+                // The deliberate delay, or as many more entries sent, reading the child's lines
+                // meanwhile; a child that ended first is not killed.
+                var end = SpawnedProcess.pump(
+                    [process], until: .now + .milliseconds(delay), done: { sentLines() >= lastSent })
+                if end == .done {
+                    // Not right at that `sent` line: somewhere in what the next entries do (read,
+                    // merge, send, record), 0…longestDelay/8 ms later.
+                    let jitter = Int(random.next(in: 0...(longestDelay / 8)))
+                    end = SpawnedProcess.pump([process], until: .now + .milliseconds(jitter))
+                }
+                if end != .ended {
                     process.kill()
                     killed = true
                 }
