@@ -5,35 +5,32 @@ import JSONServerEngine
 /// One collection of the in-memory store: records in insertion order, an index from
 /// id text to slot (lookup by id is O(1)), and json-server's next-id rule.
 ///
-/// Each record is kept once, as its JSON bytes in one buffer shared by the collection
-/// (the arena) plus its id text: answers copy those bytes out, and rules that need a field
-/// parse that field only. A replaced or deleted record leaves its bytes behind as garbage,
-/// reclaimed once it outweighs the live bytes; deleting leaves a hole in the slots,
-/// compacted away the next time positions matter (listing), so deletion and lookup stay
-/// O(1). The fields that queries read are kept as columns (``FieldColumn``), read once and
+/// Each record is kept once, as its JSON bytes (a `Data` of their exact size, which an answer
+/// shares instead of copying) plus its id text; rules that need a field parse that field
+/// only. Deleting leaves a hole in the slots, compacted away the next time positions matter
+/// (listing), so deletion and lookup stay O(1). The fields that queries read are kept as columns (``FieldColumn``), read once and
 /// kept in step with every write, so a filter or a sort compares values in place. Not
 /// thread-safe: the store's lock guards it.
 final class RecordCollection {
-    /// Where a record's bytes lie in the arena, its id text, and the `ETag` of its bytes (as
-    /// ``ConditionalGET`` computes it; 15 bytes kept inline, so a `GET` of the record does not
-    /// hash it); a hole has a negative count.
+    /// A record's bytes, its id text, and the `ETag` of its bytes (as ``ConditionalGET``
+    /// computes it; 15 bytes kept inline, so a `GET` of the record does not hash it); a hole
+    /// has no bytes.
     private struct Slot {
-        var start: Int
-        var count: Int
+        var bytes: Data?
         var idText: String?
         var entityTag: String
 
-        var isHole: Bool { count < 0 }
-        static let hole = Slot(start: 0, count: -1, idText: nil, entityTag: "")
+        var isHole: Bool { bytes == nil }
+        static let hole = Slot(bytes: nil, idText: nil, entityTag: "")
+
+        /// The record's byte count; 0 for a hole.
+        var count: Int { bytes?.count ?? 0 }
     }
 
     // The store's lock serializes every access, and no access to these overlaps another (each
     // is a read or a write of its own, never held across a call that touches the same
     // property): the dynamic exclusivity checks, a runtime call per access on every lookup,
     // are left out.
-    @exclusivity(unchecked) private var arena: [UInt8] = []
-    /// Bytes of the arena that no slot refers to any more.
-    private var garbage = 0
     @exclusivity(unchecked) private var slots: [Slot] = []
     @exclusivity(unchecked) private var index = IDIndex()
     private var holes = 0
@@ -60,14 +57,17 @@ final class RecordCollection {
     /// members.
     init(seed records: [(members: [String: JSONValue], bytes: Range<Int>?)], document: Data) {
         slots.reserveCapacity(records.count)
-        arena.reserveCapacity(records.reduce(0) { $0 + ($1.bytes?.count ?? 0) + 1 })
         document.withUnsafeBytes { raw in
             for (members, range) in records {
-                if let range {
-                    append(UnsafeRawBufferPointer(rebasing: raw[range]), members: members)
-                } else {
-                    JSONWriter.encode(object: members).withUnsafeBytes { append($0, members: members) }
-                }
+                let bytes =
+                    if let range, let base = raw.baseAddress, !range.isEmpty {
+                        // One copy of exactly the record's bytes (a slice would keep the
+                        // whole document alive).
+                        Data(bytes: base + range.lowerBound, count: range.count)
+                    } else {
+                        JSONWriter.encode(object: members)
+                    }
+                append(bytes, members: members)
             }
         }
     }
@@ -113,8 +113,8 @@ final class RecordCollection {
         return body(of: slots.indices)
     }
 
-    /// The JSON array of the records at `positions` (from 0, in order), copied from the
-    /// arena in one pass into a buffer of the exact size (no per-record append).
+    /// The JSON array of the records at `positions` (from 0, in order), copied in one pass
+    /// into a buffer of the exact size (no per-record append).
     func body(of positions: some Collection<Int>) -> Data {
         compact()
         var total = 1
@@ -122,23 +122,22 @@ final class RecordCollection {
         if total == 1 { total = 2 }  // "[]"
         var data = Data(count: total)
         data.withUnsafeMutableBytes { output in
-            arena.withUnsafeBytes { raw in
-                var offset = 0
-                output[offset] = UInt8(ascii: "[")
-                offset += 1
-                for position in positions {
-                    if offset > 1 {
-                        output[offset] = UInt8(ascii: ",")
-                        offset += 1
-                    }
-                    let slot = slots[position]
-                    let bytes = UnsafeRawBufferPointer(rebasing: raw[slot.start..<(slot.start + slot.count)])
-                    UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + slot.count)])
-                        .copyMemory(from: bytes)
-                    offset += slot.count
+            var offset = 0
+            output[offset] = UInt8(ascii: "[")
+            offset += 1
+            for position in positions {
+                if offset > 1 {
+                    output[offset] = UInt8(ascii: ",")
+                    offset += 1
                 }
-                output[offset] = UInt8(ascii: "]")
+                guard let bytes = slots[position].bytes else { continue }
+                bytes.withUnsafeBytes { record in
+                    UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + record.count)])
+                        .copyMemory(from: record)
+                }
+                offset += bytes.count
             }
+            output[offset] = UInt8(ascii: "]")
         }
         return data
     }
@@ -155,7 +154,7 @@ final class RecordCollection {
     @discardableResult
     func insert(_ record: StoredRecord, members: [String: JSONValue]) -> Bool {
         if let id = record.idText, index[id] != nil { return false }
-        record.bytes.withUnsafeBytes { append($0, members: members) }
+        append(record.bytes, members: members)
         return true
     }
 
@@ -164,11 +163,9 @@ final class RecordCollection {
     @discardableResult
     func replace(id: String, with record: StoredRecord, members: [String: JSONValue]) -> Bool {
         guard let slot = index[id] else { return false }
-        garbage += slots[slot].count
-        slots[slot] = record.bytes.withUnsafeBytes { store($0, idText: record.idText) }
+        slots[slot] = Self.slot(record.bytes, idText: record.idText)
         noteKeys(of: members)
         updateColumns { $0.set(PropertyPath.value(members, $0.path), at: slot) }
-        reclaimGarbage()
         return true
     }
 
@@ -178,7 +175,6 @@ final class RecordCollection {
         let record = record(inSlot: slot)
         release(slot)
         if hasDuplicateIDs, let twin = slots.firstIndex(where: { $0.idText == id }) { index[id] = twin }
-        reclaimGarbage()
         return record
     }
 
@@ -214,7 +210,6 @@ final class RecordCollection {
             removed += 1
         }
         if removed > 0 && hasDuplicateIDs { compact() }
-        reclaimGarbage()
         return removed
     }
 
@@ -269,38 +264,27 @@ final class RecordCollection {
 
     private func record(inSlot slot: Int) -> StoredRecord {
         let place = slots[slot]
-        // `Data(bytes:count:)` is one copy; `Data(_:)` of a buffer goes through the generic
-        // sequence initializer, several times slower for a record of a few hundred bytes.
-        let bytes = arena.withUnsafeBytes { raw in
-            raw.baseAddress.map { Data(bytes: $0 + place.start, count: place.count) } ?? Data()
-        }
-        return StoredRecord(bytes: bytes, idText: place.idText, entityTag: place.entityTag)
+        return StoredRecord(bytes: place.bytes ?? Data(), idText: place.idText, entityTag: place.entityTag)
     }
 
     /// The value at `path` in the record of `slot`; `nil` for a hole.
     private func value(at path: String, inSlot slot: Int) -> JSONValue? {
-        let place = slots[slot]
-        guard !place.isHole else { return nil }
-        return arena.withUnsafeBytes { raw in
-            PropertyPath.value(
-                in: UnsafeRawBufferPointer(rebasing: raw[place.start..<(place.start + place.count)]), path)
-        }
+        guard let bytes = slots[slot].bytes else { return nil }
+        return bytes.withUnsafeBytes { PropertyPath.value(in: $0, path) }
     }
 
-    /// Copies `bytes` to the end of the arena.
-    private func store(_ bytes: UnsafeRawBufferPointer, idText: String?) -> Slot {
-        let start = arena.count
-        arena.append(contentsOf: bytes)
-        return Slot(
-            start: start, count: bytes.count, idText: idText, entityTag: ConditionalGET.entityTag(for: bytes))
+    /// The slot of a record of `bytes`, kept as they are (they are the store's own: a
+    /// seeded record's copy or the writer's output), with their tag.
+    private static func slot(_ bytes: Data, idText: String?) -> Slot {
+        Slot(bytes: bytes, idText: idText, entityTag: ConditionalGET.entityTag(for: bytes))
     }
 
-    private func append(_ bytes: UnsafeRawBufferPointer, members: [String: JSONValue]) {
+    private func append(_ bytes: Data, members: [String: JSONValue]) {
         let idText = JSText.idText(members["id"])
         if let id = idText {
             if index[id] == nil { index[id] = slots.count } else { hasDuplicateIDs = true }
         }
-        slots.append(store(bytes, idText: idText))
+        slots.append(Self.slot(bytes, idText: idText))
         updateColumns { $0.append(PropertyPath.value(members, $0.path)) }
         count += 1
         noteID(members["id"])
@@ -324,7 +308,6 @@ final class RecordCollection {
         if let maximum = numericMaximum, maximum.matches(value(at: "id", inSlot: slot)) {
             maximumIsStale = true
         }
-        garbage += slots[slot].count
         slots[slot] = .hole
         updateColumns { $0.set(nil, at: slot) }
         holes += 1
@@ -364,22 +347,6 @@ final class RecordCollection {
         for (slot, place) in slots.enumerated() {
             if let id = place.idText, index[id] == nil { index[id] = slot }
         }
-    }
-
-    /// Copies the live records into a new arena once the garbage outweighs them, so a
-    /// collection that is written often holds about its records' bytes.
-    private func reclaimGarbage() {
-        guard garbage > 4096 && garbage > arena.count / 2 else { return }
-        var fresh: [UInt8] = []
-        fresh.reserveCapacity(arena.count - garbage)
-        for slot in slots.indices where !slots[slot].isHole {
-            let place = slots[slot]
-            let start = fresh.count
-            fresh.append(contentsOf: arena[place.start..<(place.start + place.count)])
-            slots[slot].start = start
-        }
-        arena = fresh
-        garbage = 0
     }
 
     /// nanoid(7): seven characters of the URL-safe alphabet.

@@ -133,7 +133,7 @@ struct InMemoryColumnTests {
         #expect(Data("{}".utf8).withUnsafeBytes { JSONParser.member("a", in: $0) } == nil)
     }
 
-    @Test("records written over many times answer whole: their old bytes are reclaimed, not mixed in")
+    @Test("records written over many times answer whole, each with its latest bytes and nothing of the old")
     func reclaimedBytes() async throws {
         let seed = (1...40).map { #"{"id": \#($0), "postId": \#($0 % 4), "body": "seed \#($0)"}"# }
         let backend = try InMemoryBackend(
