@@ -56,11 +56,21 @@ package struct Origin: Sendable, Hashable, CustomStringConvertible {
     /// Whether `reference` starts with an RFC 3986 scheme (`http:`, `https:`, …), so it
     /// is an absolute URL rather than a path. `a:b` is one; `posts/a:b` is not.
     package static func startsWithScheme(_ reference: Substring) -> Bool {
-        guard let colon = reference.firstIndex(of: ":"), let first = reference.first, first.isASCII,
-            first.isLetter
-        else { return false }
-        return reference[..<colon].allSatisfy {
-            $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0))
+        // Read as bytes: every path a request is made from is asked, and a scheme is ASCII.
+        func isLetter(_ byte: UInt8) -> Bool {
+            (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
         }
+        var bytes = reference.utf8.makeIterator()
+        guard let first = bytes.next(), isLetter(first) else { return false }
+        while let byte = bytes.next() {
+            switch byte {
+            case UInt8(ascii: ":"): return true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"),
+                UInt8(ascii: "."):
+                continue
+            default: guard isLetter(byte) else { return false }
+            }
+        }
+        return false
     }
 }

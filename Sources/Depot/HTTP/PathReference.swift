@@ -13,15 +13,17 @@ package struct PathReference {
 
     /// Reads `text`, completing a scheme-relative `//host/…` with `scheme`.
     package init(_ text: String, scheme: String) {
+        // Searched as bytes (each delimiter is ASCII; a search by `Character` breaks the text
+        // into grapheme clusters on the way): every request made from a path is read here.
         var reference = Substring(text)
-        if let hash = reference.firstIndex(of: "#") { reference = reference[..<hash] }
+        if let hash = reference.utf8.firstIndex(of: UInt8(ascii: "#")) { reference = reference[..<hash] }
         path = reference
         query = ""
-        if let mark = reference.firstIndex(of: "?") {
+        if let mark = reference.utf8.firstIndex(of: UInt8(ascii: "?")) {
             path = reference[..<mark]
-            query = reference[reference.index(after: mark)...]
+            query = reference[reference.utf8.index(after: mark)...]
         }
-        if path.hasPrefix("//") {
+        if path.utf8.starts(with: "//".utf8) {
             absoluteURL = scheme + ":" + path
         } else if Origin.startsWithScheme(path) {
             absoluteURL = String(path)

@@ -129,8 +129,8 @@ public struct RequestResource: Sendable, Hashable {
             let afterScheme = reference.range(of: "//").map { reference[$0.upperBound...] } ?? reference
             reference = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? ""
         }
-        let segments = reference.split(separator: "/", omittingEmptySubsequences: true).map {
-            PathSegment.decode(String($0))
+        let segments = reference.utf8.split(separator: UInt8(ascii: "/")).map {
+            PathSegment.decode(String(Substring($0)))
         }
         self.init(segments: segments)
     }

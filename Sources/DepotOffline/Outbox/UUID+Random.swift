@@ -1,21 +1,46 @@
 import Foundation
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 extension UUID {
     /// A random (version 4) UUID drawn from the system's generator.
     ///
     /// The same kind of value as `UUID()`, made without a file: on Linux `UUID()` opens, reads
-    /// and closes `/dev/urandom` each time; this draws two 64-bit values from the system's
-    /// generator (`getrandom`) instead.
+    /// and closes `/dev/urandom` each time; this takes its 16 bytes from the system's generator
+    /// in one call (`getentropy` on Linux, one `getrandom`; `arc4random_buf` on Apple
+    /// platforms), or, where that fails, as two 64-bit values of `SystemRandomNumberGenerator`.
     static func random() -> UUID {
-        var generator = SystemRandomNumberGenerator()
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &uuid) { bytes in
-            bytes.storeBytes(of: generator.next() as UInt64, toByteOffset: 0, as: UInt64.self)
-            bytes.storeBytes(of: generator.next() as UInt64, toByteOffset: 8, as: UInt64.self)
+            if !Self.fillFromSystem(bytes) {
+                var generator = SystemRandomNumberGenerator()
+                bytes.storeBytes(of: generator.next() as UInt64, toByteOffset: 0, as: UInt64.self)
+                bytes.storeBytes(of: generator.next() as UInt64, toByteOffset: 8, as: UInt64.self)
+            }
             bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
             bytes[8] = bytes[8] & 0x3F | 0x80  // variant 1 (RFC 9562)
         }
         return UUID(uuid: uuid)
+    }
+
+    /// Fills `bytes` (at most 256) from the system's generator in one call; `false` when it
+    /// could not.
+    private static func fillFromSystem(_ bytes: UnsafeMutableRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress, bytes.count <= 256 else { return false }
+        #if canImport(Darwin)
+            arc4random_buf(base, bytes.count)
+            return true
+        #elseif canImport(Glibc) || canImport(Musl)
+            return getentropy(base, bytes.count) == 0
+        #else
+            return false
+        #endif
     }
 
     /// ``random()`` as lowercase text, as the store writes ids and `Idempotency-Key`s.

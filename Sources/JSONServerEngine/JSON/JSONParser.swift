@@ -114,6 +114,18 @@ package struct JSONParser {
     /// For stored records, which are valid JSON without repeated keys (a record with a
     /// repeated key is written anew when it is seeded), so the first match is the member.
     package static func member(_ key: String, in bytes: UnsafeRawBufferPointer) -> JSONValue? {
+        member(key, in: bytes, toTheEnd: false)
+    }
+
+    /// ``member(_:in:)`` of bytes from outside: `nil` also when the object does not end (a
+    /// body cut short) or something follows it. The other members' values are still skipped by
+    /// their quotes and brackets, not checked.
+    package static func member(_ key: String, inWhole bytes: UnsafeRawBufferPointer) -> JSONValue? {
+        member(key, in: bytes, toTheEnd: true)
+    }
+
+    private static func member(_ key: String, in bytes: UnsafeRawBufferPointer, toTheEnd: Bool) -> JSONValue?
+    {
         var parser = JSONParser(bytes)
         do throws(SyntaxError) {
             parser.skipWhitespace()
@@ -121,16 +133,24 @@ package struct JSONParser {
             parser.index += 1
             parser.skipWhitespace()
             if parser.peek() == UInt8(ascii: "}") { return nil }
+            var value: JSONValue?
             while true {
                 parser.skipWhitespace()
-                let found = try parser.keyEquals(key)
+                // The first match is the member (as for stored records).
+                let found = try parser.keyEquals(key) && value == nil
                 parser.skipWhitespace()
                 try parser.expect(UInt8(ascii: ":"))
-                if found { return try parser.parseValue() }
-                try parser.skipValue()
+                if found {
+                    value = try parser.parseValue()
+                    if !toTheEnd { return value }
+                } else {
+                    try parser.skipValue()
+                }
                 parser.skipWhitespace()
-                if try !parser.continueContainer(closing: UInt8(ascii: "}")) { return nil }
+                if try !parser.continueContainer(closing: UInt8(ascii: "}")) { break }
             }
+            try parser.expectEnd()
+            return value
         } catch {
             return nil
         }

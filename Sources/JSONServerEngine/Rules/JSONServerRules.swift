@@ -29,6 +29,14 @@ package enum JSONServerRules {
         try? JSONParser.parse(data).get()
     }
 
+    /// The id text (``idText(_:)``) of the JSON object that is the whole of `data`, reading
+    /// its `id` member only: the other members are skipped, not built
+    /// (``JSONParser/member(_:inWhole:)``). `nil` when `data` is not such an object (one cut
+    /// short, too) or its `id` is missing or not a primitive.
+    package static func idText(ofObject data: Data) -> String? {
+        data.withUnsafeBytes { idText(JSONParser.member("id", inWhole: $0)) }
+    }
+
     /// The bytes of the JSON object `members`, as InMemoryBackend writes a record.
     package static func encode(_ members: [String: JSONValue]) -> Data {
         JSONWriter.encode(object: members)

@@ -453,6 +453,31 @@ struct LocalFirstTests {
         #expect(fresh.map(\.id) == [1, 2, 3, 4, 6])
     }
 
+    @Test(
+        "an online PATCH answered with the whole record is what reads show offline; an answer that is another record, or cut short, is not stored"
+    )
+    func onlineWriteStoresTheWholeRecordOnly() async throws {
+        let setup = try Setup()
+        for id in 1...3 { _ = try await setup.posts.findByID(id).value }
+        #expect(try await setup.posts.patch(1, with: ["title": "Patched"]).value.title == "Patched")
+        // A server that answers a PATCH of post 2 with post 4, and one of post 3 cut short.
+        setup.server.route(.patch, "posts/2") { _ in
+            .json(["id": 4, "userId": 2, "title": "Post 4", "views": 40])
+        }
+        setup.server.route(.patch, "posts/3") { _ in
+            BackendResponse(status: 200, body: Data(#"{"id": 3, "userId": 1, "title": "Cut"#.utf8))
+        }
+        #expect(try await setup.posts.patch(2, with: ["title": "Lost"]).value.id == 4)
+        await #expect(throws: ServiceError.self) {
+            try await setup.posts.patch(3, with: ["title": "Cut"]).value
+        }
+
+        setup.server.failAll(with: .noConnection)
+        #expect(try await setup.posts.findByID(1).value.title == "Patched")
+        #expect(try await setup.posts.findByID(2).value.title == "Post 2")
+        #expect(try await setup.posts.findByID(3).value.title == "Post 3")
+    }
+
     @Test("an answer the server gave before a replayed write, arriving after it, has the write laid over")
     func answerOvertakenByAReplayedWrite() async throws {
         let setup = try Setup()

@@ -43,5 +43,13 @@ import Testing
     @Test func drawsADifferentValueEachTime() {
         let drawn = Set((0..<1000).map { _ in UUID.random() })
         #expect(drawn.count == 1000)
+        // Both halves are drawn: a fill that left either one as it was would repeat it.
+        let halves = drawn.map { uuid in
+            withUnsafeBytes(of: uuid.uuid) {
+                ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+        }
+        #expect(Set(halves.map(\.0)).count == 1000)
+        #expect(Set(halves.map(\.1)).count == 1000)
     }
 }

@@ -133,6 +133,26 @@ struct InMemoryColumnTests {
         #expect(Data("{}".utf8).withUnsafeBytes { JSONParser.member("a", in: $0) } == nil)
     }
 
+    @Test(
+        "a member of a whole object from outside: found past nested ids, refused when the object is cut short"
+    )
+    func memberOfWholeObject() {
+        func id(_ text: String) -> JSONValue? {
+            Data(text.utf8).withUnsafeBytes { JSONParser.member("id", inWhole: $0) }
+        }
+        #expect(id(#"{"id": 2, "title": "a } \" ]"}"#) == .int(2))
+        #expect(id(#" {"a": {"id": 9}, "list": [{"id": 8}], "id": "7"} "# + "\n") == .string("7"))
+        #expect(id(#"{"i\u0064": 3}"#) == .int(3))
+        #expect(id(#"{"id": 1, "id": 2}"#) == .int(1))  // the first, as for stored records
+        // Not a whole object: cut short after the id, followed by more, or no object at all.
+        for text in [
+            #"{"id": 2, "title": "cut"#, #"{"id": 2,"#, #"{"id": 2"#, #"{"id": 2} {"#, #"{"id": 2}x"#,
+            #"[{"id": 2}]"#, "", "{}", #"{"title": "no id"}"#, #"{"id" 2}"#, #"{"id": 2, "a": [1, 2}"#,
+        ] {
+            #expect(id(text) == nil, "\(text)")
+        }
+    }
+
     @Test("records written over many times answer whole, each with its latest bytes and nothing of the old")
     func reclaimedBytes() async throws {
         let seed = (1...40).map { #"{"id": \#($0), "postId": \#($0 % 4), "body": "seed \#($0)"}"# }
