@@ -493,7 +493,12 @@ package struct JSONParser {
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
             index = end + 1
             let raw = UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<end])
-            return raw.elementsEqual(key.utf8)
+            var key = key
+            return key.withUTF8 { wanted in
+                guard wanted.count == raw.count else { return false }
+                guard let lhs = wanted.baseAddress, let rhs = raw.baseAddress else { return true }
+                return memcmp(lhs, rhs, wanted.count) == 0
+            }
         }
         index = start
         return try parseString() == key
