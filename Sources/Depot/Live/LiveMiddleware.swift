@@ -25,7 +25,7 @@ public struct LiveMiddleware: Middleware {
         // A change closes the shared reads it touches to newcomers: their answer may predate it.
         feed = ChangeFeed { changes in
             flights.withLock { flights in
-                flights = flights.filter { key, _ in !changes.contains { $0.touches(key.resource) } }
+                flights = flights.filter { key, _ in !changes.contains { $0.touches(key.fields.resource) } }
             }
         }
     }
@@ -80,15 +80,37 @@ public struct LiveMiddleware: Middleware {
     // MARK: - Shared reads
 
     /// What makes two `GET`s the same read.
+    ///
+    /// Its fields are hashed once, when it is made: a read looks its key up and adds it, then
+    /// looks it up and removes it, and each of those would hash every header and query item
+    /// again.
     private struct FlightKey: Hashable {
-        var path: String
-        var query: [URLQueryItem]
-        var headers: HTTPHeaders
-        var isRetryable: Bool
-        var account: String
-        var storedOnly: Bool
-        /// What the read asks for, as changes name it.
-        var resource: RequestResource
+        struct Fields: Hashable {
+            var path: String
+            var query: [URLQueryItem]
+            var headers: HTTPHeaders
+            var isRetryable: Bool
+            var account: String
+            var storedOnly: Bool
+            /// What the read asks for, as changes name it.
+            var resource: RequestResource
+        }
+
+        let fields: Fields
+        private let hash: Int
+
+        init(_ fields: Fields) {
+            self.fields = fields
+            hash = fields.hashValue
+        }
+
+        static func == (lhs: FlightKey, rhs: FlightKey) -> Bool {
+            lhs.hash == rhs.hash && lhs.fields == rhs.fields
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(hash)
+        }
     }
 
     /// One request in flight and the callers waiting for it.
@@ -137,9 +159,11 @@ public struct LiveMiddleware: Middleware {
                 }
             }
             let key = FlightKey(
-                path: request.path, query: request.query, headers: request.headers,
-                isRetryable: request.isRetryable, account: account(), storedOnly: request.context.storedOnly,
-                resource: request.resource)
+                FlightKey.Fields(
+                    path: request.path, query: request.query, headers: request.headers,
+                    isRetryable: request.isRetryable, account: account(),
+                    storedOnly: request.context.storedOnly,
+                    resource: request.resource))
             let waiter = Flight.Waiter(promise: promise, receipt: receipt, recorder: recorder)
             // Join the flight in the air, or start one.
             var joined: (flight: Flight, id: Int)?

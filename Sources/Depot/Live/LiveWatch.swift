@@ -52,8 +52,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         private let read: @Sendable () async throws -> Value
         /// Signalled by the subscriptions and by ``LiveWatch/refresh()``.
-        private let signal: AsyncStream<Void>.Continuation
-        private var changes: AsyncStream<Void>.Iterator
+        private let signal = WakeSignal()
         /// Whether ``LiveWatch/refresh()`` was asked for since the last run, and the number of
         /// the latest refresh asked for (or made before this iteration began: its first read
         /// answers those).
@@ -74,10 +73,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
 
         init(read: @escaping @Sendable () async throws -> Value, refreshes: RefreshSignal) {
             self.read = read
-            let (changes, signal) = AsyncStream.makeStream(
-                of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            self.changes = changes.makeAsyncIterator()
-            self.signal = signal
+            let signal = signal
             let refreshAsked = Locked((asked: false, latest: 0))
             self.refreshAsked = refreshAsked
             refreshSubscription = refreshes.subscribe { number in
@@ -85,7 +81,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                     state.asked = true
                     state.latest = Swift.max(state.latest, number)
                 }
-                signal.yield()
+                signal.signal()
             }
             // Refreshes asked for before: this iteration's first read answers them.
             let made = refreshes.latest
@@ -115,7 +111,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
             }
             while true {
                 if !readsAtOnce {
-                    guard await changes.next() != nil else { return finish() }
+                    guard await signal.wait() else { return finish() }
                 }
                 readsAtOnce = false
                 guard !Task.isCancelled else { return finish() }
@@ -138,11 +134,11 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 // that touched it while its requests were in flight is read again at once.
                 let resources = Set(run.reads.map(\.resource).filter { !$0.segments.isEmpty })
                 let signal = signal
-                subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.yield() } }
+                subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.signal() } }
                 let missed = run.feeds.contains { feed, since in
                     feed.changed(since: since, touching: resources)
                 }
-                if missed { signal.yield() }
+                if missed { signal.signal() }
                 // A refresh asked for while this run read is still to come: this answer says so.
                 var snapshot = run.snapshot
                 snapshot.isRefreshing = refreshAsked.withLock { $0.asked }

@@ -1,0 +1,81 @@
+import Foundation
+
+/// What wakes an iteration of a watch: a change to what it read, or a refresh.
+///
+/// A signal given while nobody waits is kept (one: a second says nothing more), so the next
+/// ``wait()`` returns at once. Once ``finish()`` is called, or the waiting task is cancelled,
+/// every wait returns `false`. One allocation, where an `AsyncStream` of `Void` (which a
+/// watch used before) takes several, for every watch, including one read once.
+final class WakeSignal: Sendable {
+    private enum State {
+        /// Nothing to tell, nobody waiting.
+        case idle
+        /// Signalled while nobody waited.
+        case pending
+        /// An iteration waits.
+        case waiting(UnsafeContinuation<Bool, Never>)
+        /// Ended: waits return `false`.
+        case finished
+    }
+
+    private let state = Locked(State.idle)
+
+    /// Wakes the iteration that waits, or the next one to wait.
+    func signal() {
+        let waiter = state.withLock { state -> UnsafeContinuation<Bool, Never>? in
+            switch state {
+            case .idle:
+                state = .pending
+                return nil
+            case .waiting(let continuation):
+                state = .idle
+                return continuation
+            case .pending, .finished:
+                return nil
+            }
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// Ends the signal: the iteration that waits, and every later wait, get `false`.
+    func finish() {
+        let waiter = state.withLock { state -> UnsafeContinuation<Bool, Never>? in
+            defer { state = .finished }
+            guard case .waiting(let continuation) = state else { return nil }
+            return continuation
+        }
+        waiter?.resume(returning: false)
+    }
+
+    /// Waits for a signal: `true` when one came (or had come), `false` once finished or when the
+    /// waiting task is cancelled (which finishes the signal). One iteration waits at a time.
+    func wait() async -> Bool {
+        if let now = state.withLock({ state in Self.take(&state) }) { return now }
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Bool, Never>) in
+                let now = state.withLock { state -> Bool? in
+                    if let now = Self.take(&state) { return now }
+                    state = .waiting(continuation)
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            finish()
+        }
+    }
+
+    /// What a wait gets without waiting: the pending signal (taken), `false` when finished or
+    /// when another iteration already waits; `nil` to wait.
+    private static func take(_ state: inout State) -> Bool? {
+        switch state {
+        case .pending:
+            state = .idle
+            return true
+        case .finished, .waiting:
+            return false
+        case .idle:
+            return nil
+        }
+    }
+}
