@@ -3,10 +3,12 @@ import Foundation
 /// What wakes an iteration of a watch: a change to what it read, or a refresh.
 ///
 /// A signal given while nobody waits is kept (one: a second says nothing more), so the next
-/// ``wait()`` returns at once. Once ``finish()`` is called, or the waiting task is cancelled,
-/// every wait returns `false`. One allocation, where an `AsyncStream` of `Void` (which a
-/// watch used before) takes several, for every watch, including one read once.
-final class WakeSignal: Sendable {
+/// ``wait()`` returns at once, even in a cancelled task, as a buffered element of an
+/// `AsyncStream` is. Once ``finish()`` is called, or a task is cancelled while it waits, every
+/// wait returns `false`. Copies share one state in one allocation, where an `AsyncStream` of
+/// `Void` (which a watch used before) takes several, for every watch, including one read once.
+/// One iteration waits at a time (a watch's `next()` is `mutating`).
+struct WakeSignal: Sendable {
     private enum State {
         /// Nothing to tell, nobody waiting.
         case idle
@@ -48,7 +50,7 @@ final class WakeSignal: Sendable {
     }
 
     /// Waits for a signal: `true` when one came (or had come), `false` once finished or when the
-    /// waiting task is cancelled (which finishes the signal). One iteration waits at a time.
+    /// waiting task is cancelled (which finishes the signal).
     func wait() async -> Bool {
         if let now = state.withLock({ state in Self.take(&state) }) { return now }
         return await withTaskCancellationHandler {
@@ -62,6 +64,22 @@ final class WakeSignal: Sendable {
             }
         } onCancel: {
             finish()
+        }
+    }
+
+    /// Whether an iteration waits now (for tests, which wait for it before they signal).
+    var isWaiting: Bool {
+        state.withLock { state in
+            if case .waiting = state { return true }
+            return false
+        }
+    }
+
+    /// Whether a signal is kept for the next wait (for tests).
+    var isPending: Bool {
+        state.withLock { state in
+            if case .pending = state { return true }
+            return false
         }
     }
 
