@@ -38,10 +38,11 @@ package enum QueryString {
     /// items after it. The query never stays in the path, decodable or not: see
     /// ``parse(_:)``.
     package static func split(_ reference: String) -> (path: String, query: [URLQueryItem]) {
+        // Searched as bytes, as ``PathReference`` reads a path: `#` and `?` are ASCII.
         var text = Substring(reference)
-        if let hash = text.firstIndex(of: "#") { text = text[..<hash] }
-        guard let mark = text.firstIndex(of: "?") else { return (String(text), []) }
-        return (String(text[..<mark]), parse(text[text.index(after: mark)...]))
+        if let hash = text.utf8.firstIndex(of: UInt8(ascii: "#")) { text = text[..<hash] }
+        guard let mark = text.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (String(text), []) }
+        return (String(text[..<mark]), parse(text[text.utf8.index(after: mark)...]))
     }
 
     /// Parses `name=value&…`: `+` is a space, then percent-decoding. A component that

@@ -8,9 +8,9 @@ import JSONServerEngine
 /// Each record is kept once, as its JSON bytes (a `Data` of their exact size, which an answer
 /// shares instead of copying) plus its id text; rules that need a field parse that field
 /// only. Deleting leaves a hole in the slots, compacted away the next time positions matter
-/// (listing), so deletion and lookup stay O(1). The fields that queries read are kept as columns (``FieldColumn``), read once and
-/// kept in step with every write, so a filter or a sort compares values in place. Not
-/// thread-safe: the store's lock guards it.
+/// (listing), so deletion and lookup stay O(1). The fields that queries read are kept as
+/// columns (``FieldColumn``), read once and kept in step with every write, so a filter or a
+/// sort compares values in place. Not thread-safe: the store's lock guards it.
 final class RecordCollection {
     /// A record's bytes, its id text, and the `ETag` of its bytes (as ``ConditionalGET``
     /// computes it; 15 bytes kept inline, so a `GET` of the record does not hash it); a hole

@@ -117,9 +117,10 @@ package struct JSONParser {
         member(key, in: bytes, toTheEnd: false)
     }
 
-    /// ``member(_:in:)`` of bytes from outside: `nil` also when the object does not end (a
-    /// body cut short) or something follows it. The other members' values are still skipped by
-    /// their quotes and brackets, not checked.
+    /// ``member(_:in:)`` of bytes from outside: the value of member `key` when `bytes` is one
+    /// JSON object that ``parse(_:depth:)`` accepts (every key and value is checked by the same
+    /// rules, and nothing may follow it), without building the other members; the last of
+    /// repeated keys, as a full parse keeps it. `nil` otherwise, or when there is no such member.
     package static func member(_ key: String, inWhole bytes: UnsafeRawBufferPointer) -> JSONValue? {
         member(key, in: bytes, toTheEnd: true)
     }
@@ -130,19 +131,36 @@ package struct JSONParser {
         do throws(SyntaxError) {
             parser.skipWhitespace()
             guard parser.peek() == UInt8(ascii: "{") else { return nil }
+            // The object is a level of nesting, as in a full parse.
+            if toTheEnd { try parser.enter() }
             parser.index += 1
             parser.skipWhitespace()
-            if parser.peek() == UInt8(ascii: "}") { return nil }
+            if parser.peek() == UInt8(ascii: "}") {
+                parser.index += 1
+                if toTheEnd { try parser.expectEnd() }
+                return nil
+            }
             var value: JSONValue?
             while true {
                 parser.skipWhitespace()
-                // The first match is the member (as for stored records).
-                let found = try parser.keyEquals(key) && value == nil
+                let found: Bool
+                if toTheEnd {
+                    guard parser.peek() == UInt8(ascii: "\"") else {
+                        throw parser.failure("expected a string key")
+                    }
+                    found = try parser.parseString() == key
+                } else {
+                    // A stored record's keys are valid and never repeat: the first match is it.
+                    found = try parser.keyEquals(key)
+                }
                 parser.skipWhitespace()
                 try parser.expect(UInt8(ascii: ":"))
                 if found {
                     value = try parser.parseValue()
                     if !toTheEnd { return value }
+                } else if toTheEnd {
+                    // Checked as a full parse checks it; only the strings are built, not kept.
+                    _ = try parser.parseValue()
                 } else {
                     try parser.skipValue()
                 }

@@ -29,10 +29,10 @@ package enum JSONServerRules {
         try? JSONParser.parse(data).get()
     }
 
-    /// The id text (``idText(_:)``) of the JSON object that is the whole of `data`, reading
-    /// its `id` member only: the other members are skipped, not built
+    /// The id text (``idText(_:)``) of the JSON object that is the whole of `data`, checked as
+    /// ``parse(_:)`` checks it but without building its other members
     /// (``JSONParser/member(_:inWhole:)``). `nil` when `data` is not such an object (one cut
-    /// short, too) or its `id` is missing or not a primitive.
+    /// short or invalid, too) or its `id` is missing or not a primitive.
     package static func idText(ofObject data: Data) -> String? {
         data.withUnsafeBytes { idText(JSONParser.member("id", inWhole: $0)) }
     }

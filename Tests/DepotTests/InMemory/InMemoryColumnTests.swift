@@ -133,23 +133,32 @@ struct InMemoryColumnTests {
         #expect(Data("{}".utf8).withUnsafeBytes { JSONParser.member("a", in: $0) } == nil)
     }
 
-    @Test(
-        "a member of a whole object from outside: found past nested ids, refused when the object is cut short"
-    )
-    func memberOfWholeObject() {
+    @Test("a member of a whole object from outside is what a full parse reads: refused where the parse fails")
+    func memberOfWholeObject() throws {
         func id(_ text: String) -> JSONValue? {
             Data(text.utf8).withUnsafeBytes { JSONParser.member("id", inWhole: $0) }
         }
         #expect(id(#"{"id": 2, "title": "a } \" ]"}"#) == .int(2))
         #expect(id(#" {"a": {"id": 9}, "list": [{"id": 8}], "id": "7"} "# + "\n") == .string("7"))
         #expect(id(#"{"i\u0064": 3}"#) == .int(3))
-        #expect(id(#"{"id": 1, "id": 2}"#) == .int(1))  // the first, as for stored records
-        // Not a whole object: cut short after the id, followed by more, or no object at all.
-        for text in [
+        #expect(id(#"{"id": 1, "id": 2}"#) == .int(2))  // the last, as a full parse keeps it
+        // Not a whole valid object: cut short, followed by more, a value a parse refuses, or no
+        // object at all.
+        let refused = [
             #"{"id": 2, "title": "cut"#, #"{"id": 2,"#, #"{"id": 2"#, #"{"id": 2} {"#, #"{"id": 2}x"#,
             #"[{"id": 2}]"#, "", "{}", #"{"title": "no id"}"#, #"{"id" 2}"#, #"{"id": 2, "a": [1, 2}"#,
-        ] {
-            #expect(id(text) == nil, "\(text)")
+            #"{"id": 2, "a": [1, 2}}"#, #"{"id": 2, "a": NaN}"#, #"{"id": 2, "a": }"#, #"{"id": 2, "a": 01}"#,
+            #"{"id": 2, "a": "\q"}"#, #"{"id": 2, "a": tru}"#, "{\"id\": 2, \"a\": \"\u{01}\"}",
+            "{\"id\": 2, \"a\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+                + "}",
+        ]
+        for text in refused {
+            #expect(id(text) == nil, "\(text.prefix(60))")
+        }
+        // Whatever it reads, a full parse of the same bytes reads.
+        for text in refused + [#"{"id": 2, "a": [1, {"b": null}], "c": -0.5e3, "d": true}"#] {
+            let parsed = try? JSONParser.parse(Data(text.utf8)).get().objectValue?["id"]
+            #expect(id(text) == parsed ?? nil, "\(text.prefix(60))")
         }
     }
 
