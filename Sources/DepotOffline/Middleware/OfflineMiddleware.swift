@@ -84,8 +84,9 @@ public struct OfflineMiddleware: Middleware {
     /// `sent`, which stores the server's answer to a `PUT` or `PATCH` of a record as the
     /// record's stored answer when it is the whole record (a `200` with a JSON object of the
     /// record's id), so that what the user edits next offline is made on it (its base), not on
-    /// the record as it was before this write. The answer is checked as a full parse checks it,
-    /// but only its `id` is kept (every online write pays for this look).
+    /// the record as it was before this write. The answer is parsed as a full parse parses it,
+    /// but only its `id` is kept: the object's own dictionary is not built (every online write
+    /// pays for this look).
     private func refreshingStoredRecord(
         _ sent: Future<BackendResponse, ServiceError>, for request: BackendRequest
     ) -> Future<BackendResponse, ServiceError> {

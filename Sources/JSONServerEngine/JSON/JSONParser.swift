@@ -118,9 +118,10 @@ package struct JSONParser {
     }
 
     /// ``member(_:in:)`` of bytes from outside: the value of member `key` when `bytes` is one
-    /// JSON object that ``parse(_:depth:)`` accepts (every key and value is checked by the same
-    /// rules, and nothing may follow it), without building the other members; the last of
-    /// repeated keys, as a full parse keeps it. `nil` otherwise, or when there is no such member.
+    /// JSON object that ``parse(_:depth:)`` accepts (every key and value is parsed by the same
+    /// rules and dropped, and nothing may follow the object), without building the object's
+    /// own dictionary; the last of repeated keys, as a full parse keeps it. `nil` otherwise, or
+    /// when there is no such member.
     package static func member(_ key: String, inWhole bytes: UnsafeRawBufferPointer) -> JSONValue? {
         member(key, in: bytes, toTheEnd: true)
     }
@@ -159,7 +160,7 @@ package struct JSONParser {
                     value = try parser.parseValue()
                     if !toTheEnd { return value }
                 } else if toTheEnd {
-                    // Checked as a full parse checks it; only the strings are built, not kept.
+                    // Parsed as a full parse parses it, and dropped.
                     _ = try parser.parseValue()
                 } else {
                     try parser.skipValue()

@@ -29,8 +29,8 @@ package enum JSONServerRules {
         try? JSONParser.parse(data).get()
     }
 
-    /// The id text (``idText(_:)``) of the JSON object that is the whole of `data`, checked as
-    /// ``parse(_:)`` checks it but without building its other members
+    /// The id text (``idText(_:)``) of the JSON object that is the whole of `data`, parsed as
+    /// ``parse(_:)`` parses it but without building the object's own dictionary
     /// (``JSONParser/member(_:inWhole:)``). `nil` when `data` is not such an object (one cut
     /// short or invalid, too) or its `id` is missing or not a primitive.
     package static func idText(ofObject data: Data) -> String? {

@@ -92,7 +92,7 @@ struct LocalFirstTests {
     func recordOffline() async throws {
         let setup = try Setup()
         _ = try await setup.posts.findAll().value
-        for id in 1...3 { _ = try await setup.posts.findByID(id).value }
+        for id in 1...4 { _ = try await setup.posts.findByID(id).value }
         setup.server.failAll(with: .noConnection)
 
         _ = queued(await setup.posts.patch(1, with: ["title": "Edited"]).result)
@@ -454,11 +454,11 @@ struct LocalFirstTests {
     }
 
     @Test(
-        "an online PATCH answered with the whole record is what reads show offline; an answer that is another record, or cut short, is not stored"
+        "an online PATCH answered with the whole record is what reads show offline; an answer that is another record, cut short, or not JSON is not stored"
     )
     func onlineWriteStoresTheWholeRecordOnly() async throws {
         let setup = try Setup()
-        for id in 1...3 { _ = try await setup.posts.findByID(id).value }
+        for id in 1...4 { _ = try await setup.posts.findByID(id).value }
         #expect(try await setup.posts.patch(1, with: ["title": "Patched"]).value.title == "Patched")
         // A server that answers a PATCH of post 2 with post 4, and one of post 3 cut short.
         setup.server.route(.patch, "posts/2") { _ in
@@ -467,15 +467,24 @@ struct LocalFirstTests {
         setup.server.route(.patch, "posts/3") { _ in
             BackendResponse(status: 200, body: Data(#"{"id": 3, "userId": 1, "title": "Cut"#.utf8))
         }
+        // And one of post 4 whole, but not JSON (a member without a value).
+        setup.server.route(.patch, "posts/4") { _ in
+            BackendResponse(
+                status: 200, body: Data(#"{"id": 4, "userId": 2, "title": "Bad", "views": }"#.utf8))
+        }
         #expect(try await setup.posts.patch(2, with: ["title": "Lost"]).value.id == 4)
         await #expect(throws: ServiceError.self) {
             try await setup.posts.patch(3, with: ["title": "Cut"]).value
+        }
+        await #expect(throws: ServiceError.self) {
+            try await setup.posts.patch(4, with: ["title": "Bad"]).value
         }
 
         setup.server.failAll(with: .noConnection)
         #expect(try await setup.posts.findByID(1).value.title == "Patched")
         #expect(try await setup.posts.findByID(2).value.title == "Post 2")
         #expect(try await setup.posts.findByID(3).value.title == "Post 3")
+        #expect(try await setup.posts.findByID(4).value.title == "Post 4")
     }
 
     @Test("an answer the server gave before a replayed write, arriving after it, has the write laid over")

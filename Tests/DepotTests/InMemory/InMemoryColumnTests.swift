@@ -134,29 +134,39 @@ struct InMemoryColumnTests {
     }
 
     @Test("a member of a whole object from outside is what a full parse reads: refused where the parse fails")
-    func memberOfWholeObject() throws {
+    func memberOfWholeObject() {
         func id(_ text: String) -> JSONValue? {
             Data(text.utf8).withUnsafeBytes { JSONParser.member("id", inWhole: $0) }
         }
-        #expect(id(#"{"id": 2, "title": "a } \" ]"}"#) == .int(2))
-        #expect(id(#" {"a": {"id": 9}, "list": [{"id": 8}], "id": "7"} "# + "\n") == .string("7"))
-        #expect(id(#"{"i\u0064": 3}"#) == .int(3))
-        #expect(id(#"{"id": 1, "id": 2}"#) == .int(2))  // the last, as a full parse keeps it
-        // Not a whole valid object: cut short, followed by more, a value a parse refuses, or no
-        // object at all.
+        func nested(_ levels: Int) -> String {
+            #"{"id": 2, "a": "# + String(repeating: "[", count: levels)
+                + String(repeating: "]", count: levels) + "}"
+        }
+        let accepted: [(String, JSONValue)] = [
+            (#"{"id": 2, "title": "a } \" ]"}"#, .int(2)),
+            (#" {"a": {"id": 9}, "list": [{"id": 8}], "id": "7"} "# + "\n", .string("7")),
+            (#"{"i\u0064": 3}"#, .int(3)),
+            (#"{"id": 1, "id": 2}"#, .int(2)),  // the last, as a full parse keeps it
+            (#"{"id": 2, "a": [1, {"b": null}], "c": -0.5e3, "d": true}"#, .int(2)),
+            // The object is a level: with it, the deepest nesting a parse accepts.
+            (nested(JSONParser.maximumDepth - 1), .int(2)),
+        ]
+        for (text, expected) in accepted {
+            #expect(id(text) == expected, "\(text.prefix(60))")
+        }
+        // No `id` in an object a parse accepts, or not a whole valid object: cut short, followed
+        // by more, a value a parse refuses, nested one level too deep, or no object at all.
         let refused = [
-            #"{"id": 2, "title": "cut"#, #"{"id": 2,"#, #"{"id": 2"#, #"{"id": 2} {"#, #"{"id": 2}x"#,
-            #"[{"id": 2}]"#, "", "{}", #"{"title": "no id"}"#, #"{"id" 2}"#, #"{"id": 2, "a": [1, 2}"#,
-            #"{"id": 2, "a": [1, 2}}"#, #"{"id": 2, "a": NaN}"#, #"{"id": 2, "a": }"#, #"{"id": 2, "a": 01}"#,
-            #"{"id": 2, "a": "\q"}"#, #"{"id": 2, "a": tru}"#, "{\"id\": 2, \"a\": \"\u{01}\"}",
-            "{\"id\": 2, \"a\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
-                + "}",
+            "{}", #"{"title": "no id"}"#, #"{"id": 2, "title": "cut"#, #"{"id": 2,"#, #"{"id": 2"#,
+            #"{"id": 2} {"#, #"{"id": 2}x"#, #"[{"id": 2}]"#, "", #"{"id" 2}"#, #"{"id": 2, "a": [1, 2}}"#,
+            #"{"id": 2, "a": NaN}"#, #"{"id": 2, "a": }"#, #"{"id": 2, "a": 01}"#, #"{"id": 2, "a": "\q"}"#,
+            #"{"id": 2, "a": tru}"#, "{\"id\": 2, \"a\": \"\u{01}\"}", nested(JSONParser.maximumDepth),
         ]
         for text in refused {
             #expect(id(text) == nil, "\(text.prefix(60))")
         }
         // Whatever it reads, a full parse of the same bytes reads.
-        for text in refused + [#"{"id": 2, "a": [1, {"b": null}], "c": -0.5e3, "d": true}"#] {
+        for text in refused + accepted.map(\.0) {
             let parsed = try? JSONParser.parse(Data(text.utf8)).get().objectValue?["id"]
             #expect(id(text) == parsed ?? nil, "\(text.prefix(60))")
         }
