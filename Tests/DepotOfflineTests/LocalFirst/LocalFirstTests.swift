@@ -92,7 +92,7 @@ struct LocalFirstTests {
     func recordOffline() async throws {
         let setup = try Setup()
         _ = try await setup.posts.findAll().value
-        for id in 1...4 { _ = try await setup.posts.findByID(id).value }
+        for id in 1...3 { _ = try await setup.posts.findByID(id).value }
         setup.server.failAll(with: .noConnection)
 
         _ = queued(await setup.posts.patch(1, with: ["title": "Edited"]).result)
