@@ -5,22 +5,25 @@
 /// Numbers are never reused, and ``elements`` and ``removeAll()`` give the elements in the
 /// order of their numbers: the order they were added with ``add(_:)``.
 package struct Registry<Element> {
-    private var byID: [Int: Element] = [:]
+    /// The elements with their numbers, in increasing order of number: an array, not a
+    /// dictionary, because most registries hold one or a few elements (the callers of one
+    /// shared read, a watch's subscription) and an array costs one allocation and no hashing.
+    private var entries: [(id: Int, element: Element)] = []
     private var nextID = 0
 
     /// An empty registry.
     package init() {}
 
     /// Whether nothing is held.
-    package var isEmpty: Bool { byID.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// How many elements are held.
-    package var count: Int { byID.count }
+    package var count: Int { entries.count }
 
     /// Holds `element`; returns its number, for ``remove(_:)``.
     package mutating func add(_ element: Element) -> Int {
         let id = reserveID()
-        byID[id] = element
+        entries.append((id, element))
         return id
     }
 
@@ -32,29 +35,56 @@ package struct Registry<Element> {
         return nextID
     }
 
+    /// Where the element of number `id` is, or would be inserted to keep the order.
+    private func position(of id: Int) -> Int {
+        // Elements are most often added last and taken back soon: look at the end first.
+        if let last = entries.last?.id, last < id { return entries.count }
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
     /// The element of number `id`; setting `nil` removes it.
     package subscript(id: Int) -> Element? {
-        get { byID[id] }
-        set { byID[id] = newValue }
+        get {
+            let index = position(of: id)
+            return index < entries.count && entries[index].id == id ? entries[index].element : nil
+        }
+        set {
+            let index = position(of: id)
+            let isHeld = index < entries.count && entries[index].id == id
+            switch (newValue, isHeld) {
+            case (let element?, true): entries[index].element = element
+            case (let element?, false): entries.insert((id, element), at: index)
+            case (nil, true): entries.remove(at: index)
+            case (nil, false): break
+            }
+        }
     }
 
     /// Takes back the element of number `id`, if it is still held.
     @discardableResult
     package mutating func remove(_ id: Int) -> Element? {
-        byID.removeValue(forKey: id)
+        let index = position(of: id)
+        guard index < entries.count, entries[index].id == id else { return nil }
+        return entries.remove(at: index).element
     }
 
     /// The numbers held, in increasing order.
-    package var ids: [Int] { byID.keys.sorted() }
+    package var ids: [Int] { entries.map(\.id) }
 
     /// The elements held, in the order of their numbers.
     package var elements: [Element] {
-        byID.isEmpty ? [] : byID.sorted { $0.key < $1.key }.map(\.value)
+        entries.map(\.element)
     }
 
     /// Takes back every element, in the order of their numbers.
     package mutating func removeAll() -> [Element] {
-        defer { byID = [:] }
+        defer { entries = [] }
         return elements
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// one of them.
 package final class ChangeFeed: Sendable {
     private struct Subscriber {
-        var resources: Set<RequestResource>
+        var resources: [RequestResource]
         var signal: @Sendable () -> Void
     }
 
@@ -40,8 +40,7 @@ package final class ChangeFeed: Sendable {
 
     /// Calls `signal` whenever a change touches one of `resources` (what reads asked for),
     /// until the returned subscription is cancelled.
-    func subscribe(_ resources: Set<RequestResource>, signal: @escaping @Sendable () -> Void) -> Subscription
-    {
+    func subscribe(_ resources: [RequestResource], signal: @escaping @Sendable () -> Void) -> Subscription {
         let id = state.withLock { $0.subscribers.add(Subscriber(resources: resources, signal: signal)) }
         return Subscription { [weak self] in
             _ = self?.state.withLock { $0.subscribers.remove(id) }
@@ -50,7 +49,7 @@ package final class ChangeFeed: Sendable {
 
     /// Whether a publication after `version` touched one of `resources`: a read that started
     /// at `version` may have missed it. `true` when it was too long ago to tell.
-    func changed(since version: Int, touching resources: Set<RequestResource>) -> Bool {
+    func changed(since version: Int, touching resources: [RequestResource]) -> Bool {
         state.withLock { state in
             guard version < state.version else { return false }
             guard let oldest = state.recent.first?.version, oldest <= version + 1 else { return true }

@@ -17,7 +17,8 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     public typealias Element = Snapshot<Value>
 
     private let read: @Sendable () async throws -> Value
-    private let refreshes = RefreshSignal()
+    /// Told of each ``refresh()``, with its number (1, 2, …).
+    private let refreshes = Listeners<Int>()
 
     /// A watch of `read`, which makes its requests through a chain with a ``LiveMiddleware``.
     public init(_ read: @escaping @Sendable () async throws -> Value) {
@@ -31,13 +32,13 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     /// change read before it is told first) whose ``Snapshot/isRefreshing`` is `false`, so the
     /// loop that iterates is where it is awaited. ``LiveQuery/refresh()`` waits for it.
     public func refresh() {
-        _ = refreshes.fire()
+        refreshes.tellNumbered { $0 }
     }
 
     /// Asks every iteration to read again, as ``refresh()`` does; returns the refresh's number,
     /// which the snapshots that answer it carry (`Snapshot.refreshesAnswered`).
     func requestRefresh() -> Int {
-        refreshes.fire()
+        refreshes.tellNumbered { $0 }
     }
 
     /// Starts watching: the first snapshot comes at once (stored) or after the network answers.
@@ -46,22 +47,29 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     }
 
     /// One iteration of a watch. Each ``next()`` makes its reads in the task that asks, and
-    /// waits there for the next change: nothing runs between two calls but the subscriptions
-    /// that note a change. Released (the loop left) or cancelled with its task, it ends the
-    /// watch and unsubscribes.
+    /// waits there for the next change: nothing runs between two calls. It subscribes to what
+    /// its last run read (and to refreshes) when it waits, and asks the change feeds what it
+    /// missed since that run began: a snapshot taken and never followed by another costs no
+    /// subscription. Released (the loop left) or cancelled with its task, it ends the watch and
+    /// unsubscribes.
     public struct Iterator: AsyncIteratorProtocol {
         private let read: @Sendable () async throws -> Value
-        /// Signalled by the subscriptions and by ``LiveWatch/refresh()``.
+        private let refreshes: Listeners<Int>
+        /// Signalled by the subscriptions: to changes and to ``LiveWatch/refresh()``.
         private let signal = WakeSignal()
-        /// Whether ``LiveWatch/refresh()`` was asked for since the last run, and the number of
-        /// the latest refresh asked for (or made before this iteration began: its first read
-        /// answers those).
-        private let refreshAsked: Locked<(asked: Bool, latest: Int)>
-        private let refreshSubscription: ChangeFeed.Subscription
+        /// The number of the latest refresh asked for when the last run began (or this
+        /// iteration, before its first run: its first read answers those): a later one is
+        /// still to be answered.
+        private var answered: Int
+        /// Made at the first wait.
+        private var refreshSubscription: ChangeFeed.Subscription?
         /// What the last run read subscribed to: cancelled when released.
         private var subscriptions: [ChangeFeed.Subscription] = []
+        /// What the last run read and the feeds it went through, to subscribe to at the next
+        /// wait; `nil` once subscribed.
+        private var toSubscribe: (resources: [RequestResource], feeds: [(feed: ChangeFeed, since: Int)])?
         /// What the last snapshot told (not its value: a watch keeps no copy of what it shows).
-        private var last: (isRefreshing: Bool, reads: [ReadRecorder.Read])?
+        private var last: Told?
         /// The stored look has been taken.
         private var started = false
         /// A run made by the stored look that was the network's (no store in the chain).
@@ -71,21 +79,10 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         /// The watch has ended: every later call answers `nil`.
         private var finished = false
 
-        init(read: @escaping @Sendable () async throws -> Value, refreshes: RefreshSignal) {
+        init(read: @escaping @Sendable () async throws -> Value, refreshes: Listeners<Int>) {
             self.read = read
-            let signal = signal
-            let refreshAsked = Locked((asked: false, latest: 0))
-            self.refreshAsked = refreshAsked
-            refreshSubscription = refreshes.subscribe { number in
-                refreshAsked.withLock { state in
-                    state.asked = true
-                    state.latest = Swift.max(state.latest, number)
-                }
-                signal.signal()
-            }
-            // Refreshes asked for before: this iteration's first read answers them.
-            let made = refreshes.latest
-            refreshAsked.withLock { $0.latest = Swift.max($0.latest, made) }
+            self.refreshes = refreshes
+            answered = refreshes.latestNumber
         }
 
         /// The next snapshot: at first the stored one or the network's, then one after each
@@ -94,70 +91,89 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
             guard !finished, !Task.isCancelled else { return finish() }
             if !started {
                 started = true
-                let answering = refreshAsked.withLock { $0.latest }
+                let answering = refreshes.latestNumber
                 // 1. What the stores hold, without asking the network.
                 var stored = await LiveWatch.attempt(read, storedOnly: true)
                 guard !Task.isCancelled else { return finish() }
                 if !stored.consultedStore {
                     // No store in the chain: that was the network's answer.
                     stored.snapshot.refreshesAnswered = answering
+                    answered = answering
                     ready = stored
                 } else if case .success = stored.snapshot.result, case .stored = stored.snapshot.source {
                     var snapshot = stored.snapshot
                     snapshot.isRefreshing = true
-                    last = (true, stored.reads)
+                    last = Told(stored, isRefreshing: true)
                     return snapshot
                 }
             }
             while true {
                 if !readsAtOnce {
-                    guard await signal.wait() else { return finish() }
+                    guard await waitForChange() else { return finish() }
                 }
                 readsAtOnce = false
                 guard !Task.isCancelled else { return finish() }
                 // This run answers a refresh asked for before it starts reading (the stored
                 // look's run started earlier: a refresh asked for since is still to come).
-                var next = ready
-                ready = nil
                 var answersRefresh = false
-                if next == nil {
-                    let answering: Int
-                    (answersRefresh, answering) = refreshAsked.withLock { state in
-                        defer { state.asked = false }
-                        return (state.asked, state.latest)
-                    }
-                    next = await LiveWatch.attempt(read, storedOnly: false)
-                    next?.snapshot.refreshesAnswered = answering
+                let run: Run
+                if let made = ready.take() {
+                    run = made
+                } else {
+                    let answering = refreshes.latestNumber
+                    answersRefresh = answering > answered
+                    answered = answering
+                    var made = await LiveWatch.attempt(read, storedOnly: false)
+                    made.snapshot.refreshesAnswered = answering
+                    run = made
                 }
-                guard let run = next, !Task.isCancelled else { return finish() }
-                // Subscribed before the snapshot goes out, to what this run asked for; a change
-                // that touched it while its requests were in flight is read again at once.
-                let resources = Set(run.reads.map(\.resource).filter { !$0.segments.isEmpty })
-                let signal = signal
-                subscriptions = run.feeds.map { feed, _ in feed.subscribe(resources) { signal.signal() } }
-                let missed = run.feeds.contains { feed, since in
-                    feed.changed(since: since, touching: resources)
+                guard !Task.isCancelled else { return finish() }
+                // Subscribed to at the next wait, which first asks whether a change touched
+                // what this run asked for while its requests were in flight.
+                var resources: [RequestResource] = []
+                for read in run.reads
+                where !read.resource.segments.isEmpty && !resources.contains(read.resource) {
+                    resources.append(read.resource)
                 }
-                if missed { signal.signal() }
+                toSubscribe = (resources, run.feeds)
                 // A refresh asked for while this run read is still to come: this answer says so.
                 var snapshot = run.snapshot
-                snapshot.isRefreshing = refreshAsked.withLock { $0.asked }
+                snapshot.isRefreshing = refreshes.latestNumber > answered
                 // Told unless it repeats the last snapshot: the same answers, from the same
                 // source, and nothing shown as refreshing or asked for by hand. Without a
                 // `LiveMiddleware` nothing tells two runs apart: each is told.
+                let told = Told(run, isRefreshing: snapshot.isRefreshing)
                 let repeats =
-                    !answersRefresh && !snapshot.isRefreshing && last?.isRefreshing == false
-                    && run.reads.count > 1 && run.reads == last?.reads
-                last = (snapshot.isRefreshing, run.reads)
+                    !answersRefresh && !snapshot.isRefreshing && !run.reads.isEmpty && last == told
+                last = told
                 if !repeats { return snapshot }
             }
+        }
+
+        /// Subscribes to what the last run read and to refreshes, then waits for a change to
+        /// touch it or a refresh: `false` when the watch ended meanwhile. A change since the
+        /// run began, or a refresh asked for since, is answered at once.
+        private mutating func waitForChange() async -> Bool {
+            let signal = signal
+            if refreshSubscription == nil {
+                refreshSubscription = refreshes.add { _ in signal.signal() }
+            }
+            var missed = false
+            if let (resources, feeds) = toSubscribe {
+                toSubscribe = nil
+                subscriptions = feeds.map { feed, _ in feed.subscribe(resources) { signal.signal() } }
+                missed = feeds.contains { feed, since in feed.changed(since: since, touching: resources) }
+            }
+            // One signal, however many told: the waits that follow take it once.
+            if missed || refreshes.latestNumber > answered { signal.signal() }
+            return await signal.wait()
         }
 
         /// Ends the watch: no more subscriptions.
         private mutating func finish() -> Snapshot<Value>? {
             finished = true
             subscriptions = []
-            refreshSubscription.cancel()
+            refreshSubscription?.cancel()
             signal.finish()
             return nil
         }
@@ -166,10 +182,29 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     /// One run of the read: its snapshot, what it asked for, the feeds of the middleware its
     /// requests passed (with their versions when the first was sent), and whether a store
     /// answered without the network.
-    fileprivate typealias Run = (
-        snapshot: Snapshot<Value>, reads: [ReadRecorder.Read], feeds: [(feed: ChangeFeed, since: Int)],
-        consultedStore: Bool
-    )
+    fileprivate struct Run {
+        var snapshot: Snapshot<Value>
+        /// The `GET`s it made, in a fixed order (reads made side by side answer in any order).
+        var reads: [ReadRecorder.Read]
+        var feeds: [(feed: ChangeFeed, since: Int)]
+        var consultedStore: Bool
+    }
+
+    /// What a snapshot told, to leave out the next one when it would tell the same: the same
+    /// answers from the same source, with the same pending writes, neither refreshing.
+    fileprivate struct Told: Equatable {
+        var reads: [ReadRecorder.Read]
+        var source: AnswerSource
+        var pendingWrites: Int
+        var isRefreshing: Bool
+
+        init(_ run: Run, isRefreshing: Bool) {
+            reads = run.reads
+            source = run.snapshot.source
+            pendingWrites = run.snapshot.pendingWrites
+            self.isRefreshing = isRefreshing
+        }
+    }
 
     /// One run of `read`, collecting where its answers came from and what it asked for.
     fileprivate static func attempt(_ read: @escaping @Sendable () async throws -> Value, storedOnly: Bool)
@@ -190,48 +225,11 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
         }
         let snapshot = Snapshot(
             result: result, source: receipt.source, pendingWrites: receipt.pendingWrites, isRefreshing: false)
-        // In a fixed order: reads made side by side answer in any order.
-        let reads = recorder.reads.sorted {
-            ($0.resource.path, $0.query, $0.answer) < ($1.resource.path, $1.query, $1.answer)
+        var (reads, feeds, consultedStore) = recorder.contents
+        if reads.count > 1 {
+            reads.sort { ($0.resource.path, $0.query, $0.answer) < ($1.resource.path, $1.query, $1.answer) }
         }
-        return (snapshot, reads + Self.sourceMark(receipt), recorder.feeds, recorder.consultedStore)
-    }
-
-    /// Where the answers came from and how many pending writes they hold, so that two runs with
-    /// the same bytes from different sources make different snapshots.
-    private static func sourceMark(_ receipt: AnswerReceipt) -> [ReadRecorder.Read] {
-        var source = "network"
-        if case .stored(let savedAt) = receipt.source { source = "stored \(savedAt.timeIntervalSince1970)" }
-        return [
-            ReadRecorder.Read(
-                resource: .collection([]), query: "", answer: "\(source) \(receipt.pendingWrites)")
-        ]
-    }
-}
-
-/// The ``LiveWatch/refresh()`` of a watch, told to each of its iterations with its number
-/// (1, 2, …).
-final class RefreshSignal: Sendable {
-    private let handlers = Listeners<Int>()
-    private let count = Locked(0)
-
-    /// The number of the latest refresh asked for; `0` before the first.
-    var latest: Int {
-        count.withLock { $0 }
-    }
-
-    /// Tells every iteration to read again; returns this refresh's number.
-    func fire() -> Int {
-        let number = count.withLock { count in
-            count += 1
-            return count
-        }
-        handlers.tell(number)
-        return number
-    }
-
-    func subscribe(_ handler: @escaping @Sendable (Int) -> Void) -> ChangeFeed.Subscription {
-        handlers.add(handler)
+        return Run(snapshot: snapshot, reads: reads, feeds: feeds, consultedStore: consultedStore)
     }
 }
 

@@ -44,7 +44,8 @@ package final class ReadRecorder: Sendable {
 
     private struct Fields {
         var reads: [Read] = []
-        var feeds: [ObjectIdentifier: (feed: ChangeFeed, since: Int)] = [:]
+        /// Most often one: an array, searched by identity, costs less than a dictionary.
+        var feeds: [(feed: ChangeFeed, since: Int)] = []
         var consultedStore = false
     }
 
@@ -71,8 +72,11 @@ package final class ReadRecorder: Sendable {
         }
         fields.withLock { fields in
             fields.reads.append(read)
-            let since = fields.feeds[ObjectIdentifier(feed)].map { min($0.since, version) } ?? version
-            fields.feeds[ObjectIdentifier(feed)] = (feed, since)
+            if let index = fields.feeds.firstIndex(where: { $0.feed === feed }) {
+                fields.feeds[index].since = min(fields.feeds[index].since, version)
+            } else {
+                fields.feeds.append((feed, version))
+            }
         }
     }
 
@@ -87,15 +91,11 @@ package final class ReadRecorder: Sendable {
         fields.withLock { $0.consultedStore }
     }
 
-    /// The reads recorded, in the order their answers arrived.
-    package var reads: [Read] {
-        fields.withLock { $0.reads }
-    }
-
-    /// The feeds of the middleware the reads went through, each with its version when the
-    /// first of those reads was sent.
-    var feeds: [(feed: ChangeFeed, since: Int)] {
-        fields.withLock { Array($0.feeds.values) }
+    /// What was recorded, read at once: the reads, in the order their answers arrived; the
+    /// feeds of the middleware they went through, each with its version when the first of
+    /// those reads was sent; whether a store honoured ``RequestContext/storedOnly``.
+    var contents: (reads: [Read], feeds: [(feed: ChangeFeed, since: Int)], consultedStore: Bool) {
+        fields.withLock { ($0.reads, $0.feeds, $0.consultedStore) }
     }
 }
 

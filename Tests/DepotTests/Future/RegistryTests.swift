@@ -1,3 +1,4 @@
+import DepotInMemory
 import Testing
 
 @testable import Depot
@@ -27,5 +28,47 @@ import Testing
         registry[reserved] = 3
         #expect(registry.ids == [reserved, second])
         #expect(registry.remove(first) == nil)
+    }
+
+    /// Random adds, reservations filled later, removals and replacements, against a dictionary
+    /// as the model: the same elements, in the order of their numbers.
+    @Test func agreesWithADictionaryUnderRandomOperations() {
+        var generator = SplitMix64(seed: 0x5EED)
+        var registry = Registry<Int>()
+        var model: [Int: Int] = [:]
+        var reserved: [Int] = []
+        var issued: [Int] = []
+        for step in 0..<4000 {
+            switch generator.next() % 6 {
+            case 0, 1:
+                let id = registry.add(step)
+                model[id] = step
+                issued.append(id)
+            case 2:
+                reserved.append(registry.reserveID())
+            case 3 where !reserved.isEmpty:
+                let id = reserved.remove(at: Int(generator.next() % UInt64(reserved.count)))
+                registry[id] = step
+                model[id] = step
+                issued.append(id)
+            case 4 where !issued.isEmpty:
+                let id = issued[Int(generator.next() % UInt64(issued.count))]
+                #expect(registry.remove(id) == model.removeValue(forKey: id))
+            case 5 where !issued.isEmpty:
+                let id = issued[Int(generator.next() % UInt64(issued.count))]
+                let value = generator.next() % 2 == 0 ? nil : step
+                #expect(registry[id] == model[id])
+                registry[id] = value
+                model[id] = value
+            default:
+                break
+            }
+        }
+        let expected = model.sorted { $0.key < $1.key }
+        #expect(registry.ids == expected.map(\.key))
+        #expect(registry.elements == expected.map(\.value))
+        #expect(registry.count == model.count)
+        #expect(registry.removeAll() == expected.map(\.value))
+        #expect(registry.isEmpty)
     }
 }

@@ -77,6 +77,24 @@ struct LiveWatchTests {
         }
     }
 
+    @Test(
+        "a watch subscribes when it waits: none after its first snapshot, and a write made before it waits is read, even behind more changes than the feed remembers"
+    )
+    func subscribesWhenItWaits() async throws {
+        let server = try server()
+        let live = LiveMiddleware()
+        let posts = LivePostRepository(backend: server.with(live))
+        var iterator = posts.watch { try await $0.findAll().value }.makeAsyncIterator()
+        #expect(try await next(&iterator).value?.count == 2)
+        #expect(live.feed.subscriberCount == 0)
+        _ = try await posts.create(NewLivePost(userId: 1, title: "Unwatched")).value
+        for _ in 0..<(ChangeFeed.remembered + 10) { live.invalidate(path: "users/1") }
+        #expect(try await next(&iterator).value?.count == 3)
+        #expect(gets(server, "posts") == 2)
+        // Subscribed at that wait: a write now is told to the waiting iteration.
+        #expect(live.feed.subscriberCount == 1)
+    }
+
     @Test("stored first (CacheMiddleware holds it), marked refreshing, then the network's")
     func storedThenNetwork() async throws {
         let server = try server()
@@ -330,6 +348,12 @@ struct LiveWatchTests {
             // The loop is left: the watch ends with it.
             await task.value
         } else {
+            // The watch subscribes to what it read when it waits for a change.
+            var looks = 0
+            while live.feed.subscriberCount == 0, looks < 100_000 {
+                looks += 1
+                await Task.yield()
+            }
             #expect(live.feed.subscriberCount == 1)
             task.cancel()
             await task.value
