@@ -160,6 +160,15 @@ extension String {
         (65...90).contains(byte) ? byte | 0x20 : byte
     }
 
+    /// Whether `names`, which are lowercased, hold this name lowercased: compared in place,
+    /// ASCII letters folded, where the name is ASCII (as field names are) and the set small (as
+    /// the sets of secret and credential names are), since every field of every stored answer
+    /// is looked up; otherwise through a lowercased copy.
+    package func isCaseInsensitivelyIn(_ names: Set<String>) -> Bool {
+        guard names.count <= 16, utf8.allSatisfy({ $0 < 0x80 }) else { return names.contains(lowercased()) }
+        return names.contains { caseInsensitiveEquals($0) }
+    }
+
     /// ASCII case-insensitive comparison, as HTTP field names need: byte for byte, ASCII
     /// letters folded.
     func caseInsensitiveEquals(_ other: String) -> Bool {

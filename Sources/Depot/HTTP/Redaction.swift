@@ -55,12 +55,12 @@ public struct Redaction: Sendable, Hashable {
 
     /// Whether the header field `name` carries a secret.
     public func redacts(header name: String) -> Bool {
-        headers.contains(name.lowercased())
+        name.isCaseInsensitivelyIn(headers)
     }
 
     /// Whether the query item `name` carries a secret.
     public func redacts(queryItem name: String) -> Bool {
-        queryItems.contains(name.lowercased())
+        name.isCaseInsensitivelyIn(queryItems)
     }
 
     /// `headers` without the fields that carry secrets: what may be written to disk.

@@ -112,6 +112,9 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                     guard await waitForChange() else { return finish() }
                 }
                 readsAtOnce = false
+                // What the last run read is no longer listened to: what changes from here on is
+                // asked of the feeds, from this run's start, at the next wait.
+                subscriptions = []
                 guard !Task.isCancelled else { return finish() }
                 // This run answers a refresh asked for before it starts reading (the stored
                 // look's run started earlier: a refresh asked for since is still to come).
@@ -130,12 +133,7 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
                 guard !Task.isCancelled else { return finish() }
                 // Subscribed to at the next wait, which first asks whether a change touched
                 // what this run asked for while its requests were in flight.
-                var resources: [RequestResource] = []
-                for read in run.reads
-                where !read.resource.segments.isEmpty && !resources.contains(read.resource) {
-                    resources.append(read.resource)
-                }
-                toSubscribe = (resources, run.feeds)
+                toSubscribe = (Self.resources(of: run.reads), run.feeds)
                 // A refresh asked for while this run read is still to come: this answer says so.
                 var snapshot = run.snapshot
                 snapshot.isRefreshing = refreshes.latestNumber > answered
@@ -169,10 +167,24 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
             return await signal.wait()
         }
 
+        /// What `reads` asked for, each once, in their order.
+        private static func resources(of reads: [ReadRecorder.Read]) -> [RequestResource] {
+            var resources: [RequestResource] = []
+            // Most runs make one read or a few: a set only for many.
+            var seen = reads.count > 8 ? Set<RequestResource>() : nil
+            for read in reads where !read.resource.segments.isEmpty {
+                let isNew = seen?.insert(read.resource).inserted ?? !resources.contains(read.resource)
+                if isNew { resources.append(read.resource) }
+            }
+            return resources
+        }
+
         /// Ends the watch: no more subscriptions.
         private mutating func finish() -> Snapshot<Value>? {
             finished = true
             subscriptions = []
+            toSubscribe = nil
+            ready = nil
             refreshSubscription?.cancel()
             signal.finish()
             return nil

@@ -75,13 +75,16 @@ public struct StoredResponse: Sendable, Hashable {
     /// credentials: a storage tells users apart by ``StoredResponseKey/account``).
     public init(_ response: BackendResponse, storedAt: Date = Date(), varying: [String: [String]] = [:]) {
         var response = response
-        if response.headers.contains(where: { Self.credentialFields.contains($0.name.lowercased()) }) {
+        if response.headers.contains(where: { $0.name.isCaseInsensitivelyIn(Self.credentialFields) }) {
             response.headers = HTTPHeaders(
-                response.headers.filter { !Self.credentialFields.contains($0.name.lowercased()) })
+                response.headers.filter { !$0.name.isCaseInsensitivelyIn(Self.credentialFields) })
         }
         self.response = response
         self.storedAt = storedAt
-        self.varying = varying.filter { !Self.requestCredentialFields.contains($0.key.lowercased()) }
+        // Most answers vary on nothing: no filtered copy of an empty dictionary then.
+        self.varying =
+            varying.isEmpty
+            ? varying : varying.filter { !$0.key.isCaseInsensitivelyIn(Self.requestCredentialFields) }
     }
 
     /// The header fields a stored response never keeps (lowercased): they set or carry

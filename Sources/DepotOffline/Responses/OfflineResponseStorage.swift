@@ -183,15 +183,16 @@ public final class OfflineResponseStorage: ResponseStorage {
     /// Stores each of `responses` as ``store(_:for:)`` does, in one transaction, evicting
     /// once at the end: the writer of `.offline(store)` stores bursts of reads this way.
     ///
-    /// - Parameter isWanted: asked for each response once the store's lock is held; a
-    ///   response it refuses (discarded or replaced meanwhile) is not stored.
+    /// - Parameter isWanted: asked, with its index in `responses`, for each response once the
+    ///   store's lock is held; a response it refuses (discarded or replaced meanwhile) is not
+    ///   stored.
     @discardableResult
     func store(
         _ responses: [(response: StoredResponse, key: StoredResponseKey)],
-        if isWanted: (StoredResponseKey, StoredResponse) -> Bool = { _, _ in true }
+        if isWanted: (Int) -> Bool = { _ in true }
     ) throws(OfflineStoreError) -> Int {
         try store.database.withConnection { connection throws(OfflineStoreError) in
-            let wanted = responses.filter { isWanted($0.key, $0.response) }
+            let wanted = responses.indices.filter(isWanted).map { responses[$0] }
             guard !wanted.isEmpty else { return 0 }
             return try connection.transaction(durable: false) { () throws(OfflineStoreError) -> Int in
                 try store.responseWriter.writeTouches(connection)

@@ -23,7 +23,14 @@ final class ResponseWriter: @unchecked Sendable {
     static let batchLimit = 256
 
     private struct Waiting {
-        var responses: [StoredResponseKey: (response: StoredResponse, storage: OfflineResponseStorage)] = [:]
+        /// Each with the number it was stored under: a write tells by that number whether the
+        /// response it took is still the one waiting (comparing whole responses, headers and
+        /// bodies, would cost more than the write's own bookkeeping).
+        var responses:
+            [StoredResponseKey: (response: StoredResponse, storage: OfflineResponseStorage, number: Int)] =
+                [:]
+        /// The number of the latest response stored.
+        var stored = 0
         var order: [StoredResponseKey] = []
         var scheduled = false
         /// Counts ``discardAll()`` calls: the response to a request started before one is dropped.
@@ -89,7 +96,8 @@ final class ResponseWriter: @unchecked Sendable {
     ) {
         let (later, now) = withState { state -> (Bool, Bool) in
             guard state.generation == generation else { return (false, false) }
-            if state.responses.updateValue((response, storage), forKey: key) == nil {
+            state.stored += 1
+            if state.responses.updateValue((response, storage, state.stored), forKey: key) == nil {
                 state.order.append(key)
             }
             let later = !state.scheduled
@@ -176,7 +184,9 @@ final class ResponseWriter: @unchecked Sendable {
             state.scheduled = false
             state.urgent = false
             let batch = state.order.prefix(Self.batchLimit).compactMap { key in
-                state.responses[key].map { (key, $0.response, $0.storage) }
+                state.responses[key].map {
+                    (key: key, response: $0.response, storage: $0.storage, number: $0.number)
+                }
             }
             let more = state.order.count > Self.batchLimit
             if more { state.scheduled = true }
@@ -195,21 +205,25 @@ final class ResponseWriter: @unchecked Sendable {
         }
         guard !batch.isEmpty else { return more }
         // Grouped by storage (one, unless several middlewares share the store), in order.
-        var storages: [ObjectIdentifier: (OfflineResponseStorage, [(StoredResponse, StoredResponseKey)])] =
-            [:]
-        for (key, response, storage) in batch {
-            storages[ObjectIdentifier(storage), default: (storage, [])].1.append((response, key))
+        var storages:
+            [ObjectIdentifier: (
+                OfflineResponseStorage, [(StoredResponse, StoredResponseKey)], numbers: [Int]
+            )] =
+                [:]
+        for (key, response, storage, number) in batch {
+            storages[ObjectIdentifier(storage), default: (storage, [], [])].1.append((response, key))
+            storages[ObjectIdentifier(storage)]?.numbers.append(number)
         }
-        for (storage, items) in storages.values {
+        for (storage, items, numbers) in storages.values {
             // Checked under the storage's own lock, response by response: one discarded meanwhile
             // (sign-out, `removeResponse`) or replaced by a newer one is not written.
-            _ = try? storage.store(items) { key, response in
-                self.withState { $0.responses[key]?.response == response }
+            _ = try? storage.store(items) { index in
+                self.withState { $0.responses[items[index].1]?.number == numbers[index] }
             }
         }
         // Forgotten only once written, so a look-up in between still finds them in memory.
         withState { state in
-            for (key, response, _) in batch where state.responses[key]?.response == response {
+            for (key, _, _, number) in batch where state.responses[key]?.number == number {
                 state.responses[key] = nil
             }
             state.order = state.order.filter { state.responses[$0] != nil }

@@ -21,8 +21,8 @@ extension StoredResponse {
         response.headers = redaction.removingSecrets(from: response.headers)
         // The same record of the fields it varies on as a cache keeps (`Vary: *` records
         // none: the response still serves offline, and no cache reuses it).
-        let varying = (CachePolicy.varying(of: response, for: request) ?? [:])
-            .filter { !redaction.redacts(header: $0.key) }
+        var varying = CachePolicy.varying(of: response, for: request) ?? [:]
+        if !varying.isEmpty { varying = varying.filter { !redaction.redacts(header: $0.key) } }
         return StoredResponse(response, storedAt: requestedAt, varying: varying)
     }
 

@@ -49,6 +49,17 @@ private func next<Value>(_ iterator: inout LiveWatch<Value>.Iterator) async thro
     try #require(await iterator.next())
 }
 
+/// Yields until `condition` holds, for at most 30 seconds (a bound, not a pause: it returns
+/// as soon as the condition holds); whether it came to hold.
+private func eventually(_ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        await Task.yield()
+    }
+    return true
+}
+
 /// How many `GET`s of `path` the server received.
 private func gets(_ server: InMemoryBackend, _ path: String) -> Int {
     server.requests.filter { $0.method == .get && StoredResponseKey.resource(of: $0.path) == path }.count
@@ -84,15 +95,22 @@ struct LiveWatchTests {
         let server = try server()
         let live = LiveMiddleware()
         let posts = LivePostRepository(backend: server.with(live))
-        var iterator = posts.watch { try await $0.findAll().value }.makeAsyncIterator()
+        let watch = posts.watch { try await $0.findAll().value }
+        var iterator = watch.makeAsyncIterator()
         #expect(try await next(&iterator).value?.count == 2)
+        #expect(live.feed.subscriberCount == 0)
+        // Not subscribed to refreshes either: a refresh asked for now is read at the wait.
+        watch.refresh()
+        let refreshed = try await next(&iterator)
+        #expect(refreshed.value?.count == 2 && !refreshed.isRefreshing)
+        #expect(gets(server, "posts") == 2)
+        // Subscribed at that wait, released when the next run began: a write now is asked of
+        // the feed at the next wait.
         #expect(live.feed.subscriberCount == 0)
         _ = try await posts.create(NewLivePost(userId: 1, title: "Unwatched")).value
         for _ in 0..<(ChangeFeed.remembered + 10) { live.invalidate(path: "users/1") }
         #expect(try await next(&iterator).value?.count == 3)
-        #expect(gets(server, "posts") == 2)
-        // Subscribed at that wait: a write now is told to the waiting iteration.
-        #expect(live.feed.subscriberCount == 1)
+        #expect(gets(server, "posts") == 3)
     }
 
     @Test("stored first (CacheMiddleware holds it), marked refreshing, then the network's")
@@ -298,7 +316,8 @@ struct LiveWatchTests {
     @Test("1,000 watches of one collection, one write: each gets its new snapshot")
     func fanOut() async throws {
         let server = try server()
-        let posts = LivePostRepository(backend: server.with(.live()))
+        let live = LiveMiddleware()
+        let posts = LivePostRepository(backend: server.with(live))
         let ready = AsyncStream.makeStream(of: Void.self)
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<1000 {
@@ -314,6 +333,8 @@ struct LiveWatchTests {
                 started += 1
                 if started == 1000 { break }
             }
+            // Every watch is waiting, subscribed: the write is published to 1,000 subscribers.
+            #expect(await eventually { live.feed.subscriberCount == 1000 })
             _ = try await posts.create(NewLivePost(userId: 1, title: "For all")).value
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -335,26 +356,29 @@ struct LiveWatchTests {
                 _ = probe
                 return try await repository.findAll().value
             }
-            let (first, firstArrived) = AsyncStream.makeStream(of: Void.self)
+            let (arrivals, arrived) = AsyncStream.makeStream(of: Int.self)
             task = Task {
+                var count = 0
                 for await _ in watch {
-                    firstArrived.yield()
-                    if byBreak { break }
+                    count += 1
+                    arrived.yield(count)
+                    // Left after the second snapshot, when the watch has subscribed once.
+                    if byBreak && count == 2 { break }
                 }
             }
-            for await _ in first { break }
+            var snapshots = arrivals.makeAsyncIterator()
+            #expect(await snapshots.next() == 1)
+            // The watch subscribes to what it read when it waits for a change.
+            #expect(await eventually { live.feed.subscriberCount == 1 })
+            if byBreak {
+                _ = try await posts.create(NewLivePost(userId: 1, title: "Second")).value
+                #expect(await snapshots.next() == 2)
+            }
         }
         if byBreak {
             // The loop is left: the watch ends with it.
             await task.value
         } else {
-            // The watch subscribes to what it read when it waits for a change.
-            var looks = 0
-            while live.feed.subscriberCount == 0, looks < 100_000 {
-                looks += 1
-                await Task.yield()
-            }
-            #expect(live.feed.subscriberCount == 1)
             task.cancel()
             await task.value
         }
