@@ -6,7 +6,7 @@
 /// order of their numbers: the order they were added with ``add(_:)``.
 package struct Registry<Element> {
     /// The elements with their numbers, in increasing order of number; a taken-back element
-    /// leaves a hole (`nil`) until holes are most of the array. An array, not a dictionary:
+    /// leaves a hole (`nil`) until holes are at least half of the array. An array, not a dictionary:
     /// most registries hold one or a few elements (the callers of one shared read, a watch's
     /// subscription), and an array costs one allocation and no hashing, while a take-back
     /// from thousands (a feed's subscribers) stays a binary search, not a shift of the rest.
@@ -89,7 +89,8 @@ package struct Registry<Element> {
         return element
     }
 
-    /// Drops the holes once they are most of the entries (amortized: each hole is dropped once).
+    /// Drops the holes once they are at least half of the entries (amortized: each hole is
+    /// dropped once).
     private mutating func compactIfMostlyHoles() {
         guard holes > 0, holes * 2 >= entries.count else { return }
         entries.removeAll { $0.element == nil }

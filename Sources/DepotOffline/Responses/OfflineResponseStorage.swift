@@ -136,11 +136,11 @@ public final class OfflineResponseStorage: ResponseStorage {
         // Under the store's lock, which the writer holds while it writes: what is read here
         // stays what is stored until the transaction ends.
         return try store.database.withConnection { connection throws(OfflineStoreError) in
-            let waiting = writer.waitingResponse(for: key)
+            let waiting = writer.waitingEntry(for: key)
             let replaced = try connection.transaction(durable: false) {
                 () throws(OfflineStoreError) -> Bool in
                 if let waiting {
-                    guard Self.same(waiting, expected) else { return false }
+                    guard Self.same(waiting.response, expected) else { return false }
                 } else {
                     guard let (_, stored) = try row(for: key, in: connection), Self.same(stored, expected)
                     else { return false }
@@ -156,7 +156,7 @@ public final class OfflineResponseStorage: ResponseStorage {
             }
             // Once committed: the waiting response it replaced is not written. One that arrived
             // meanwhile is newer than both, stays waiting, and is written over this later.
-            if replaced, let waiting { writer.discard(key, ifStill: waiting) }
+            if replaced, let waiting { writer.discard(key, ifNumber: waiting.number) }
             return replaced
         }
     }

@@ -135,11 +135,12 @@ final class ResponseWriter: @unchecked Sendable {
         }
     }
 
-    /// Forgets the response waiting for `key` if it is still `response`; returns whether it was.
+    /// Forgets the response waiting for `key` if it is still the one stored under `number`
+    /// (``waitingEntry(for:)``); returns whether it was.
     @discardableResult
-    func discard(_ key: StoredResponseKey, ifStill response: StoredResponse) -> Bool {
+    func discard(_ key: StoredResponseKey, ifNumber number: Int) -> Bool {
         withState { state in
-            guard state.responses[key]?.response == response else { return false }
+            guard state.responses[key]?.number == number else { return false }
             state.responses[key] = nil
             state.order.removeAll { $0 == key }
             return true
@@ -161,6 +162,12 @@ final class ResponseWriter: @unchecked Sendable {
     /// The response waiting to be written for `key`, if any.
     func waitingResponse(for key: StoredResponseKey) -> StoredResponse? {
         withState { $0.responses[key]?.response }
+    }
+
+    /// The response waiting to be written for `key`, if any, with the number it was stored
+    /// under (which a newer response for the key does not share, even an equal one).
+    func waitingEntry(for key: StoredResponseKey) -> (response: StoredResponse, number: Int)? {
+        withState { state in state.responses[key].map { ($0.response, $0.number) } }
     }
 
     /// The responses waiting to be written for a `GET` of `path` with any query, for `account`,

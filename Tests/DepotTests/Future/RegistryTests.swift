@@ -63,6 +63,9 @@ import Testing
             default:
                 break
             }
+            #expect(registry.count == model.count)
+            #expect(registry.isEmpty == model.isEmpty)
+            if step % 97 == 0 { #expect(registry.ids == model.keys.sorted()) }
         }
         let expected = model.sorted { $0.key < $1.key }
         #expect(registry.ids == expected.map(\.key))
@@ -70,5 +73,27 @@ import Testing
         #expect(registry.count == model.count)
         #expect(registry.removeAll() == expected.map(\.value))
         #expect(registry.isEmpty)
+    }
+
+    /// Thousands held, all but one taken back in a scattered order (holes, compactions), then
+    /// taken back and added again: the one left is found, and the order holds.
+    @Test func takesBackFromThousands() {
+        var registry = Registry<Int>()
+        let ids = (0..<1000).map { registry.add($0) }
+        var generator = SplitMix64(seed: 7)
+        let kept = ids[617]
+        for id in ids.shuffled(using: &generator) where id != kept {
+            #expect(registry.remove(id) != nil)
+            #expect(registry.remove(id) == nil)
+        }
+        #expect(registry.count == 1)
+        #expect(registry.ids == [kept])
+        #expect(registry[kept] == 617)
+        registry[kept] = nil
+        #expect(registry.isEmpty)
+        registry[kept] = 618
+        let later = registry.add(1000)
+        #expect(registry.ids == [kept, later])
+        #expect(registry.elements == [618, 1000])
     }
 }

@@ -383,7 +383,8 @@ struct LiveWatchTests {
             await task.value
         }
         // The read (and what it holds) is released once the watch's own work has ended, and
-        // its subscription with it.
+        // its subscription with it (a watch holds one only while it waits: what this shows for
+        // the cancelled one; the loop left after a snapshot holds none by then).
         for await _ in releases { break }
         #expect(live.feed.subscriberCount == 0)
     }
