@@ -165,6 +165,34 @@ struct ResponseStorageTests {
         #expect(try storage.totalBytes() == 0)
     }
 
+    @Test(
+        "an answer still waiting to be written is replaced like a stored one, and is then never written; a newer one waiting is kept"
+    )
+    func replaceWaitingAnswer() throws {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"))
+        let storage = OfflineResponseStorage(store: store)
+        let writer = store.responseWriter
+        let key = Self.key("/posts/1")
+        let waiting = Self.answer("waiting")
+        let refreshed = StoredResponse(
+            BackendResponse(status: 200, body: Data("refreshed".utf8)),
+            storedAt: Date(timeIntervalSince1970: 3_000))
+        writer.store(waiting, for: key, in: storage, generation: writer.generation)
+        #expect(try storage.replaceResponse(waiting, with: refreshed, for: key))
+        #expect(writer.waitingResponse(for: key) == nil)
+        store.flush()
+        #expect(try storage.response(for: key) == refreshed)
+
+        // Another answer equal to the first, stored again since: the one waiting is newer than
+        // the row, so a replace made on the row's answer does not drop it.
+        writer.store(waiting, for: key, in: storage, generation: writer.generation)
+        #expect(try !storage.replaceResponse(refreshed, with: Self.answer("stale"), for: key))
+        #expect(writer.waitingResponse(for: key) == waiting)
+        store.flush()
+        #expect(try storage.response(for: key) == waiting)
+    }
+
     @Test("replacing is a compare-and-swap: only what is still stored is replaced", arguments: Kind.allCases)
     func replaceIsCompareAndSwap(kind: Kind) throws {
         let (storage, _) = try makeStorage(kind)
