@@ -161,7 +161,7 @@ final class ResponseWriter: @unchecked Sendable {
 
     /// The response waiting to be written for `key`, if any.
     func waitingResponse(for key: StoredResponseKey) -> StoredResponse? {
-        withState { $0.responses[key]?.response }
+        waitingEntry(for: key)?.response
     }
 
     /// The response waiting to be written for `key`, if any, with the number it was stored

@@ -165,13 +165,22 @@ struct ResponseStorageTests {
         #expect(try storage.totalBytes() == 0)
     }
 
+    /// A store whose waiting answers are written only by `flush()` (the writer's own timer
+    /// never fires during a test), its storage, and the folder that holds it.
+    private static func storeWrittenOnFlush() throws -> (
+        OfflineStore, OfflineResponseStorage, TemporaryFolder
+    ) {
+        let folder = try TemporaryFolder()
+        let store = try OfflineStore(at: folder.file("depot.sqlite"), writeDelay: .seconds(600))
+        return (store, OfflineResponseStorage(store: store), folder)
+    }
+
     @Test(
         "an answer still waiting to be written is replaced like a stored one, and is then never written; a newer one waiting is kept"
     )
     func replaceWaitingAnswer() throws {
-        let folder = try TemporaryFolder()
-        let store = try OfflineStore(at: folder.file("depot.sqlite"))
-        let storage = OfflineResponseStorage(store: store)
+        let (store, storage, folder) = try Self.storeWrittenOnFlush()
+        defer { withExtendedLifetime(folder) {} }
         let writer = store.responseWriter
         let key = Self.key("/posts/1")
         let waiting = Self.answer("waiting")
@@ -179,18 +188,38 @@ struct ResponseStorageTests {
             BackendResponse(status: 200, body: Data("refreshed".utf8)),
             storedAt: Date(timeIntervalSince1970: 3_000))
         writer.store(waiting, for: key, in: storage, generation: writer.generation)
+        #expect(try storage.response(for: key) == waiting)
+        #expect(try store.integer("SELECT count(*) FROM answers") == 0)
         #expect(try storage.replaceResponse(waiting, with: refreshed, for: key))
         #expect(writer.waitingResponse(for: key) == nil)
         store.flush()
         #expect(try storage.response(for: key) == refreshed)
 
-        // Another answer equal to the first, stored again since: the one waiting is newer than
-        // the row, so a replace made on the row's answer does not drop it.
+        // A replace made on what is no longer the answer (the one waiting is newer) changes
+        // nothing: the waiting one is kept and written.
         writer.store(waiting, for: key, in: storage, generation: writer.generation)
         #expect(try !storage.replaceResponse(refreshed, with: Self.answer("stale"), for: key))
         #expect(writer.waitingResponse(for: key) == waiting)
         store.flush()
         #expect(try storage.response(for: key) == waiting)
+    }
+
+    @Test("an equal answer stored again is a newer one: a discard of the earlier one keeps it")
+    func equalAnswerStoredAgainIsKept() throws {
+        let (store, storage, folder) = try Self.storeWrittenOnFlush()
+        defer { withExtendedLifetime(folder) {} }
+        let writer = store.responseWriter
+        let key = Self.key("/posts/1")
+        let answer = Self.answer("same")
+        writer.store(answer, for: key, in: storage, generation: writer.generation)
+        let first = try #require(writer.waitingEntry(for: key))
+        writer.store(answer, for: key, in: storage, generation: writer.generation)
+        let second = try #require(writer.waitingEntry(for: key))
+        #expect(second.response == first.response && second.number != first.number)
+        #expect(!writer.discard(key, ifNumber: first.number))
+        #expect(writer.waitingEntry(for: key)?.number == second.number)
+        #expect(writer.discard(key, ifNumber: second.number))
+        #expect(writer.waitingEntry(for: key) == nil)
     }
 
     @Test("replacing is a compare-and-swap: only what is still stored is replaced", arguments: Kind.allCases)
