@@ -47,11 +47,12 @@ public struct LiveWatch<Value: Sendable>: AsyncSequence, Sendable {
     }
 
     /// One iteration of a watch. Each ``next()`` makes its reads in the task that asks, and
-    /// waits there for the next change: nothing runs between two calls. It subscribes to what
-    /// its last run read (and to refreshes) when it waits, and asks the change feeds what it
-    /// missed since that run began: a snapshot taken and never followed by another costs no
-    /// subscription. Released (the loop left) or cancelled with its task, it ends the watch and
-    /// unsubscribes.
+    /// waits there for the next change: between two calls nothing runs but its refresh
+    /// listener, once made, noting a ``LiveWatch/refresh()``. It subscribes to what its last
+    /// run read when it waits (and to refreshes, at the first wait), and asks the change feeds
+    /// what it missed since that run began: a snapshot taken and never followed by another costs
+    /// no subscription. Released (the loop left) or cancelled with its task, it ends the watch
+    /// and unsubscribes.
     public struct Iterator: AsyncIteratorProtocol {
         private let read: @Sendable () async throws -> Value
         private let refreshes: Listeners<Int>
