@@ -72,7 +72,7 @@ package struct Registry<Element> {
             default: break
             }
             entries[index].element = newValue
-            compactIfMostlyHoles()
+            compactIfHalfHoles()
         }
     }
 
@@ -85,13 +85,13 @@ package struct Registry<Element> {
         }
         entries[index].element = nil
         holes += 1
-        compactIfMostlyHoles()
+        compactIfHalfHoles()
         return element
     }
 
     /// Drops the holes once they are at least half of the entries (amortized: each hole is
     /// dropped once).
-    private mutating func compactIfMostlyHoles() {
+    private mutating func compactIfHalfHoles() {
         guard holes > 0, holes * 2 >= entries.count else { return }
         entries.removeAll { $0.element == nil }
         holes = 0

@@ -41,6 +41,11 @@ final class ResponseWriter: @unchecked Sendable {
         var touched: [Int64] = []
     }
 
+    /// A waiting response taken for a write.
+    private typealias Batched = (
+        key: StoredResponseKey, response: StoredResponse, storage: OfflineResponseStorage, number: Int
+    )
+
     private let queue: DispatchQueue
     /// The store's connection, for writing recency when no response waits.
     private let database: SQLiteDatabase
@@ -190,7 +195,7 @@ final class ResponseWriter: @unchecked Sendable {
         let (batch, more) = withState { state in
             state.scheduled = false
             state.urgent = false
-            let batch = state.order.prefix(Self.batchLimit).compactMap { key in
+            let batch = state.order.prefix(Self.batchLimit).compactMap { key -> Batched? in
                 state.responses[key].map {
                     (key: key, response: $0.response, storage: $0.storage, number: $0.number)
                 }
@@ -212,20 +217,15 @@ final class ResponseWriter: @unchecked Sendable {
         }
         guard !batch.isEmpty else { return more }
         // Grouped by storage (one, unless several middlewares share the store), in order.
-        var storages:
-            [ObjectIdentifier: (
-                OfflineResponseStorage, [(StoredResponse, StoredResponseKey)], numbers: [Int]
-            )] =
-                [:]
-        for (key, response, storage, number) in batch {
-            storages[ObjectIdentifier(storage), default: (storage, [], [])].1.append((response, key))
-            storages[ObjectIdentifier(storage)]?.numbers.append(number)
+        var storages: [ObjectIdentifier: (storage: OfflineResponseStorage, entries: [Batched])] = [:]
+        for entry in batch {
+            storages[ObjectIdentifier(entry.storage), default: (entry.storage, [])].entries.append(entry)
         }
-        for (storage, items, numbers) in storages.values {
+        for (storage, entries) in storages.values {
             // Checked under the storage's own lock, response by response: one discarded meanwhile
             // (sign-out, `removeResponse`) or replaced by a newer one is not written.
-            _ = try? storage.store(items) { index in
-                self.withState { $0.responses[items[index].1]?.number == numbers[index] }
+            _ = try? storage.store(entries.map { ($0.response, $0.key) }) { index in
+                self.withState { $0.responses[entries[index].key]?.number == entries[index].number }
             }
         }
         // Forgotten only once written, so a look-up in between still finds them in memory.

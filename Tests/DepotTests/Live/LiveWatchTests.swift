@@ -113,6 +113,43 @@ struct LiveWatchTests {
         #expect(gets(server, "posts") == 3)
     }
 
+    @Test(
+        "a loop body that outlasts publications that touch nothing read: none costs a read, but more than the feed remembers cost one, not told"
+    )
+    func readsOnceMoreBehindManyPublications() async throws {
+        let server = try server()
+        let live = LiveMiddleware()
+        let posts = LivePostRepository(backend: server.with(live))
+        let watch = posts.watch { try await $0.findAll().value }
+        let (counts, sink) = AsyncStream.makeStream(of: Int.self)
+        let (steps, step) = AsyncStream.makeStream(of: Void.self)
+        let watching = Task {
+            var goOn = steps.makeAsyncIterator()
+            for await snapshot in watch {
+                sink.yield(snapshot.value?.count ?? -1)
+                // The loop body lasts until the test lets it go on.
+                guard await goOn.next() != nil else { return }
+            }
+        }
+        defer { watching.cancel() }
+        var told = counts.makeAsyncIterator()
+        #expect(await told.next() == 2)
+        // A few publications while the body runs, none touching posts: no read at the wait.
+        for _ in 0..<10 { live.invalidate(path: "users/1") }
+        step.yield()
+        #expect(await eventually { live.feed.subscriberCount == 1 })
+        #expect(gets(server, "posts") == 1)
+        _ = try await posts.create(NewLivePost(userId: 1, title: "Third")).value
+        #expect(await told.next() == 3)
+        #expect(gets(server, "posts") == 2)
+        // More than the feed remembers: it cannot tell, and reads once; the same answer is not told.
+        for _ in 0..<(ChangeFeed.remembered + 10) { live.invalidate(path: "users/1") }
+        step.yield()
+        #expect(await eventually { gets(server, "posts") == 3 && live.feed.subscriberCount == 1 })
+        _ = try await posts.create(NewLivePost(userId: 1, title: "Fourth")).value
+        #expect(await told.next() == 4)
+    }
+
     @Test("stored first (CacheMiddleware holds it), marked refreshing, then the network's")
     func storedThenNetwork() async throws {
         let server = try server()
