@@ -219,8 +219,8 @@ struct URLSessionTransport: Backend {
                     code: URLError.Code.badServerResponse.rawValue,
                     description: "The server's answer was not an HTTP response."))
         }
-        let answer = BackendResponse(
-            status: http.statusCode, headers: HTTPHeaders(http), body: data ?? Data())
+        // The fields are converted from the platform's untyped dictionary only when asked for.
+        let answer = BackendResponse(status: http.statusCode, body: data ?? Data()) { HTTPHeaders(http) }
         return ServiceError.check(answer, for: request)
     }
 }
@@ -273,8 +273,12 @@ extension HTTPHeaders {
         fields.reserveCapacity(all.count)
         for (key, value) in all {
             guard let name = key.base as? String else { continue }
-            fields.append(Field(name: name, value: value as? String ?? String(describing: value)))
+            // Each one put in its place as it comes (a response has a few): no second array, as
+            // `sorted(by:)` would make.
+            var index = fields.endIndex
+            while index > fields.startIndex, name.caseInsensitiveLess(fields[index - 1].name) { index -= 1 }
+            fields.insert(Field(name: name, value: value as? String ?? String(describing: value)), at: index)
         }
-        self.init(fields.sorted { $0.name.caseInsensitiveLess($1.name) })
+        self.init(fields)
     }
 }
