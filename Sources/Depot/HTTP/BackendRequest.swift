@@ -17,7 +17,7 @@ public struct BackendRequest: Sendable, Hashable {
     /// The HTTP method.
     public var method: HTTPMethod {
         get { storage.read { $0.method } }
-        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.method) { $0 } }
+        unsafeMutableAddress { address(of: \.method) }
     }
     /// The percent-encoded path relative to the backend's base, or an absolute URL.
     public var path: String {
@@ -38,17 +38,17 @@ public struct BackendRequest: Sendable, Hashable {
     /// The query items, in order; names may repeat (`id=1&id=2`).
     public var query: [URLQueryItem] {
         get { storage.read { $0.query } }
-        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.query) { $0 } }
+        unsafeMutableAddress { address(of: \.query) }
     }
     /// The header fields.
     public var headers: HTTPHeaders {
         get { storage.read { $0.headers } }
-        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.headers) { $0 } }
+        unsafeMutableAddress { address(of: \.headers) }
     }
     /// The body, if any.
     public var body: Data? {
         get { storage.read { $0.body } }
-        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.body) { $0 } }
+        unsafeMutableAddress { address(of: \.body) }
     }
     /// A file whose bytes are the body, streamed from disk instead of held in memory;
     /// `nil` for ``body`` (a request has one or the other).
@@ -89,7 +89,7 @@ public struct BackendRequest: Sendable, Hashable {
     /// on by every middleware that passes the request on. Not part of the request's equality.
     public var context: RequestContext {
         get { storage.read { $0.carried.value } }
-        unsafeMutableAddress { withUnsafeMutablePointer(to: &unique.pointee.carried.value) { $0 } }
+        unsafeMutableAddress { address(of: \.carried.value) }
     }
     /// The path as given or as built from segments.
     private var encodedPath: String { storage.read { $0.encodedPath } }
@@ -110,6 +110,18 @@ public struct BackendRequest: Sendable, Hashable {
             if !isKnownUniquelyReferenced(&storage) { storage = .make(storage.read { $0 }) }
             return storage.withUnsafeMutablePointerToHeader { $0 }
         }
+    }
+
+    /// The address of `field` in a box of this request's own (see ``unique``): a stored
+    /// property's, worked out from the fields' layout.
+    @inline(__always)
+    private mutating func address<Field>(of field: WritableKeyPath<Fields, Field>) -> UnsafeMutablePointer<
+        Field
+    > {
+        guard let address = unique.pointer(to: field) else {
+            preconditionFailure("\(field) is not a stored property of the fields")
+        }
+        return address
     }
 
     /// The decoded segments of the resource ``path`` was built from, so that a backend reads

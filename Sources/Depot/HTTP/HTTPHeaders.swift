@@ -143,9 +143,8 @@ extension String {
     /// `lowercased()` copies.
     func caseInsensitiveLess(_ other: String) -> Bool {
         // Through the bytes' buffers, as ``caseInsensitiveEquals(_:)``.
-        var (lhs, rhs) = (self, other)
-        return lhs.withUTF8 { lhs in
-            rhs.withUTF8 { rhs in
+        let compared = utf8.withContiguousStorageIfAvailable { lhs in
+            other.utf8.withContiguousStorageIfAvailable { rhs in
                 for index in 0..<min(lhs.count, rhs.count) {
                     let (x, y) = (Self.asciiLowercase(lhs[index]), Self.asciiLowercase(rhs[index]))
                     if x != y { return x < y }
@@ -153,6 +152,14 @@ extension String {
                 return lhs.count < rhs.count
             }
         }
+        if let compared, let less = compared { return less }
+        return caseInsensitiveLessThroughViews(other)
+    }
+
+    /// ``caseInsensitiveLess(_:)`` through the `utf8` views, for a string without a buffer of
+    /// bytes (one bridged from Objective-C, on Apple platforms), which `withUTF8` would copy.
+    func caseInsensitiveLessThroughViews(_ other: String) -> Bool {
+        utf8.lazy.map(Self.asciiLowercase).lexicographicallyPrecedes(other.utf8.lazy.map(Self.asciiLowercase))
     }
 
     /// `byte` with ASCII `A`…`Z` folded to `a`…`z`.
@@ -175,18 +182,28 @@ extension String {
         guard utf8.count == other.utf8.count else { return false }
         // Through the bytes' buffers: iterating two `utf8` views in step costs several times
         // more, and every header lookup compares names.
-        var (lhs, rhs) = (self, other)
-        return lhs.withUTF8 { lhs in
-            rhs.withUTF8 { rhs in
-                for index in lhs.indices {
-                    let (a, b) = (lhs[index], rhs[index])
-                    guard a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122) else {
-                        return false
-                    }
+        let compared = utf8.withContiguousStorageIfAvailable { lhs in
+            other.utf8.withContiguousStorageIfAvailable { rhs in
+                for index in lhs.indices where !Self.equalIgnoringASCIICase(lhs[index], rhs[index]) {
+                    return false
                 }
                 return true
             }
         }
+        if let compared, let equal = compared { return equal }
+        return caseInsensitiveEqualsThroughViews(other)
+    }
+
+    /// ``caseInsensitiveEquals(_:)`` through the `utf8` views, for a string without a buffer of
+    /// bytes (one bridged from Objective-C, on Apple platforms), which `withUTF8` would copy.
+    func caseInsensitiveEqualsThroughViews(_ other: String) -> Bool {
+        utf8.elementsEqual(other.utf8, by: Self.equalIgnoringASCIICase)
+    }
+
+    /// Whether two bytes are the same, or the same ASCII letter in either case.
+    @inline(__always)
+    private static func equalIgnoringASCIICase(_ a: UInt8, _ b: UInt8) -> Bool {
+        a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 97 && (a | 0x20) <= 122)
     }
 }
 

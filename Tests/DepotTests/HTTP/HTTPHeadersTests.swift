@@ -26,6 +26,22 @@ struct HTTPHeadersTests {
         #expect("".caseInsensitiveEquals(""))
     }
 
+    /// Pairs of names, with whether they are equal and whether the first sorts first, ASCII
+    /// letters folded: the comparisons through the bytes' buffers and through the `utf8`
+    /// views (which strings bridged from Objective-C take) agree on each.
+    @Test(arguments: [
+        ("ETag", "etag", true, false), ("Accept", "accept-encoding", false, true),
+        ("ACCEPT", "accept", true, false), ("X-A", "x_a", false, true), ("[", "{", false, true),
+        ("É", "é", false, true), ("", "", true, false), ("", "a", false, true), ("b", "A", false, false),
+        ("X-Request-ID-Long-Name-Past-15", "x-request-id-long-name-past-15", true, false),
+    ])
+    func bufferAndViewComparisonsAgree(lhs: String, rhs: String, equal: Bool, less: Bool) {
+        #expect(lhs.caseInsensitiveEquals(rhs) == equal)
+        #expect(lhs.caseInsensitiveEqualsThroughViews(rhs) == equal)
+        #expect(lhs.caseInsensitiveLess(rhs) == less)
+        #expect(lhs.caseInsensitiveLessThroughViews(rhs) == less)
+    }
+
     @Test func valuesTrimOnlySpacesAndTabsAtTheEnds() {
         #expect(" \t application/json \t".trimmingHTTPWhitespace() == "application/json")
         #expect("max-age = 60"[...].trimmingHTTPWhitespace() == "max-age = 60")
