@@ -11,6 +11,14 @@ public struct BackendResponse: Sendable, Hashable {
     public var headers: HTTPHeaders {
         get { fields.headers }
         set { fields = .given(newValue) }
+        _modify {
+            // Changed in place: the fields are taken out while they change, so that `fields`
+            // holds no second reference to their array, which would make the change copy it.
+            var headers = fields.headers
+            fields = .given([:])
+            defer { fields = .given(headers) }
+            yield &headers
+        }
     }
     /// The body; empty when there is none, and when it went to ``file``.
     public var body: Data
@@ -19,7 +27,7 @@ public struct BackendResponse: Sendable, Hashable {
     /// body is in ``body``. A middleware that builds a new response keeps it.
     public var file: URL?
     /// The header fields, or how to read them.
-    private var fields: ResponseFields
+    private(set) var fields: ResponseFields
 
     /// Creates a response.
     public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data(), file: URL? = nil) {
@@ -33,6 +41,10 @@ public struct BackendResponse: Sendable, Hashable {
     /// backend whose client keeps them in a form of its own (`URLSession`'s untyped
     /// dictionary) converts them only for a caller that looks, and a `findByID` that reads the
     /// body alone does not pay for it.
+    ///
+    /// `read` runs once, on the thread that first reads the fields of this response or of a
+    /// copy, maybe long after the response arrived, and under a lock that the copies share: it
+    /// must not read them itself.
     init(status: Int, body: Data, readingHeaders read: @escaping @Sendable () -> HTTPHeaders) {
         self.status = status
         self.fields = .deferred(Locked(.pending(HeaderReader(read: read))))
@@ -55,9 +67,20 @@ public struct BackendResponse: Sendable, Hashable {
     }
 }
 
+extension BackendResponse: CustomReflectable {
+    /// The response's fields, as `print`, `dump` and a debugger show a struct's, with the header
+    /// fields read: how they are kept would show instead.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: ["status": status, "headers": headers, "body": body, "file": file as Any],
+            displayStyle: .struct)
+    }
+}
+
 /// The header fields of a ``BackendResponse``: as given, or read once, on first use, by a
 /// reader that copies share (under a lock, since copies may be read on several threads).
-private enum ResponseFields: Sendable {
+enum ResponseFields: Sendable {
     case given(HTTPHeaders)
     case deferred(Locked<DeferredFields>)
 
@@ -82,13 +105,13 @@ private enum ResponseFields: Sendable {
 
 /// The state of fields read on first use: the reader until then (let go once it ran), the
 /// fields after.
-private enum DeferredFields {
+enum DeferredFields {
     case pending(HeaderReader)
     case read(HTTPHeaders)
 }
 
 /// The closure that reads a response's fields, in a named field (see ``LockedStorage``: a
 /// closure kept directly as a lock's state is reabstracted on every read).
-private struct HeaderReader {
+struct HeaderReader {
     let read: @Sendable () -> HTTPHeaders
 }

@@ -63,6 +63,13 @@ import Testing
         #expect(unread.withLock { $0 } == 0)
     }
 
+    @Test func showsItsFieldsNotHowTheyAreKept() {
+        let (response, _) = deferred(["ETag": "\"1\""])
+        let children = Mirror(reflecting: response).children.map { $0.label ?? "" }
+        #expect(children == ["status", "headers", "body", "file"])
+        #expect(String(describing: response).contains("ETag: \"1\""))
+    }
+
     @Test func comparesAndHashesByTheFieldsNotHowTheyAreKept() {
         let (response, _) = deferred(["ETag": "\"1\""])
         let given = BackendResponse(status: 200, headers: ["etag": "\"1\""], body: Data("{}".utf8))

@@ -61,6 +61,23 @@ import Testing
         #expect(answer.body == Data("[]".utf8))
     }
 
+    @Test func convertsASuccesssFieldsOnlyWhenTheyAreRead() throws {
+        var answer = try URLSessionTransport.outcome(
+            of: BackendRequest(path: "p"), data: Data("{}".utf8),
+            response: try response(200, headers: ["ETag": "\"1\""]), error: nil, ending: .finished
+        ).get()
+        guard case .deferred = answer.fields else {
+            Issue.record("the fields of a success were converted before anyone read them")
+            return
+        }
+        answer.headers.add("Age", "3")
+        guard case .given(let fields) = answer.fields else {
+            Issue.record("the changed fields are not the response's own")
+            return
+        }
+        #expect(fields.map { $0.name.lowercased() } == ["etag", "age"])
+    }
+
     @Test func keepsTheResponseHeadersSortedByNameWithoutRegardToCase() throws {
         let answer = try URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: Data(),
