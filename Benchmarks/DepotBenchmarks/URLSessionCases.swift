@@ -13,7 +13,7 @@ enum URLSessionCases {
     /// Requests in flight at once in the concurrent case.
     static let width = 16
 
-    static let all: [BenchmarkCase] = [findAll, sequential, concurrent]
+    static let all: [BenchmarkCase] = [findAll, sequential, concurrent, control]
 
     /// `findAll()` of 5000 photos vs a data task on `/photos` decoded with `JSONDecoder`.
     static let findAll = BenchmarkCase(
@@ -77,6 +77,31 @@ enum URLSessionCases {
             })
     }
 
+    /// The noise floor of ``concurrent``: its hand-written side against itself, on a session
+    /// of its own (as a `URLSessionBackend` makes) vs on `URLSession.shared`. No Depot on either
+    /// side, so its ratio is how far apart two sessions doing the same work land in one run.
+    static let control = BenchmarkCase(
+        name: "urlsession.control.concurrent16", target: 1.03, rounds: 51,
+        sample:
+            "the hand-written side of concurrent16 on a session of its own vs on URLSession.shared "
+            + "(no Depot on either side: the spread two sessions alone show)",
+        requestsPerSample: requests, needsServer: true
+    ) { environment in
+        let (_, shared) = try clients(environment)
+        let own = HandWritten(baseURL: shared.baseURL, session: URLSession(configuration: .default))
+        let ids = Photos.ids(requests, in: 5000)
+        let expected = ids.reduce(0, +)
+        return Sides(
+            depot: {
+                let sum = try await inParallel(ids.count) { try await own.photo(ids[$0]).id }
+                try check(sum == expected, "the data tasks returned other photos")
+            },
+            baseline: {
+                let sum = try await inParallel(ids.count) { try await shared.photo(ids[$0]).id }
+                try check(sum == expected, "the data tasks returned other photos")
+            })
+    }
+
     /// The sum of `work(i)` for i in 0..<count, run by `width` tasks that each take every
     /// `width`-th index in turn.
     private static func inParallel(_ count: Int, _ work: @escaping @Sendable (Int) async throws -> Int)
@@ -102,14 +127,16 @@ enum URLSessionCases {
     }
 }
 
-/// What a user writes without Depot: `URLSession.shared`, a data task, a status check
-/// and `JSONDecoder`, wrapped in a continuation to be awaited.
+/// What a user writes without Depot: `URLSession.shared` (or the session given), a data task,
+/// a status check and `JSONDecoder`, wrapped in a continuation to be awaited.
 ///
 /// It asks for JSON with `Accept: application/json`, as a JSON client should and as Depot
 /// does by default, so both sides put the same request on the wire and the server does
 /// the same work for each: the ratio is what Depot adds, not a difference in requests.
 struct HandWritten: Sendable {
     let baseURL: URL
+    /// The session its data tasks run on.
+    var session = URLSession.shared
 
     /// `baseURL/path`.
     func url(_ path: String) -> URL {
@@ -127,7 +154,7 @@ struct HandWritten: Sendable {
         var request = URLRequest(url: url)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         return try await withCheckedThrowingContinuation { continuation in
-            URLSession.shared.dataTask(with: request) { data, response, error in
+            session.dataTask(with: request) { data, response, error in
                 if let error {
                     continuation.resume(throwing: error)
                     return
