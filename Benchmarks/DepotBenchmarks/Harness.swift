@@ -14,6 +14,10 @@ struct BenchmarkCase: Sendable {
     var requestsPerSample: Int? = nil
     /// Whether it needs the loopback server (`--base-url`).
     var needsServer = false
+    /// Whether it is a control: no Depot on either side (the "Depot" side is the baseline in
+    /// another setup), so its ratio shows how far two runs of the same work land apart, and
+    /// it has no target to meet.
+    var isControl = false
     /// Builds the two sides (data, backends, sessions), outside any timing.
     let prepare: @Sendable (Environment) async throws -> Sides
 }
@@ -83,6 +87,8 @@ struct CaseResult: Sendable {
     var cpuPerRequest: (depot: Double, baseline: Double, depotWall: Double, baselineWall: Double)?
     /// Figures the case reported besides its ratio (see ``Sides/finish``).
     var figures: [Figure] = []
+    /// Whether the case is a control (``BenchmarkCase/isControl``).
+    var isControl = false
 
     var meetsTarget: Bool { ratio <= target }
 }
@@ -168,6 +174,7 @@ enum Runner {
         var measurement = CaseResult(
             name: benchmark.name, depotMedian: median(depot), baselineMedian: median(baseline),
             ratio: median(ratios), target: benchmark.target, rounds: rounds, sample: benchmark.sample)
+        measurement.isControl = benchmark.isControl
         if let requests = benchmark.requestsPerSample {
             let total = Double(requests * rounds)
             measurement.cpuPerRequest = (

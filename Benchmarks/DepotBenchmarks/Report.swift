@@ -24,11 +24,12 @@ enum Report {
                     pad(m.name, 34), pad(seconds(m.depotMedian), 11, right: true),
                     pad(seconds(m.baselineMedian), 11, right: true),
                     pad(String(format: "%.3f", m.ratio), 7, right: true),
-                    pad(String(format: "≤ %.2f", m.target), 8, right: true),
+                    pad(m.isControl ? "-" : String(format: "≤ %.2f", m.target), 8, right: true),
                     pad(String(m.rounds), 7, right: true),
                     "  ",
                 ]
-                lines.append(cells.joined(separator: " ") + (m.meetsTarget ? "met" : "MISSED"))
+                let result = m.isControl ? "control (no Depot)" : m.meetsTarget ? "met" : "MISSED"
+                lines.append(cells.joined(separator: " ") + result)
             case .skipped(let name, let target, let reason):
                 let cells = [
                     pad(name, 34), pad("-", 11, right: true), pad("-", 11, right: true),
@@ -66,8 +67,8 @@ enum Report {
     }
 
     /// `[{"case", "depot_median_s", "baseline_median_s", "ratio", "target", "rounds"}, …]`, one
-    /// object per case that ran; network cases that count requests add
-    /// `depot_cpu_s_per_request` and `baseline_cpu_s_per_request`. Then one object per figure
+    /// object per case that ran (a control has `"control": true` and no `"target"`); network
+    /// cases that count requests add `depot_cpu_s_per_request` and `baseline_cpu_s_per_request`. Then one object per figure
     /// (the cases' own, then the figure cases'), told apart by its first key:
     /// `{"figure", "value", "unit", "detail"}`.
     static func json(_ measurements: [CaseResult], figures: [Figure] = []) -> Data {
@@ -77,7 +78,7 @@ enum Report {
                 "\"depot_median_s\": \(number(m.depotMedian))",
                 "\"baseline_median_s\": \(number(m.baselineMedian))",
                 "\"ratio\": \(number(m.ratio))",
-                "\"target\": \(number(m.target))",
+                m.isControl ? "\"control\": true" : "\"target\": \(number(m.target))",
                 "\"rounds\": \(m.rounds)",
             ]
             if let cpu = m.cpuPerRequest {

@@ -102,7 +102,9 @@ public struct BackendRequest: Sendable, Hashable {
     /// A pointer, and the fields changed in place through addresses into the box, not
     /// `_modify` accessors: each such accessor, a coroutine, allocated its frame on the heap
     /// for every change made from another module (two for `request.progress = …`). The box
-    /// lives as long as the request that changes it, which holds it alone while it does. The
+    /// lives as long as the request that changes it, which holds it alone while it does, and
+    /// its fields stay at the address `ManagedBuffer` lends (a class instance does not move),
+    /// which is why that address may outlive the closure it is lent to. The
     /// fields a caller replaces rather than changes (`progress`, `bodyFile`, `destination`)
     /// have plain setters.
     private var unique: UnsafeMutablePointer<Fields> {

@@ -63,6 +63,26 @@ import Testing
         #expect(unread.withLock { $0 } == 0)
     }
 
+    /// A change that fails halfway.
+    private struct Stop: Error {}
+
+    @Test func aChangeThatThrowsKeepsWhatItChanged() {
+        let (response, reads) = deferred(["ETag": "\"1\""])
+        var changed = response
+        #expect(throws: Stop.self) {
+            try Self.change(&changed.headers)
+        }
+        #expect(changed.headers["ETag"] == "\"1\"" && changed.headers["Age"] == "3")
+        #expect(response.headers["Age"] == nil)
+        #expect(reads.withLock { $0 } == 1)
+    }
+
+    /// Adds `Age: 3` to `headers`, then fails.
+    private static func change(_ headers: inout HTTPHeaders) throws(Stop) {
+        headers.add("Age", "3")
+        throw Stop()
+    }
+
     @Test func showsItsFieldsNotHowTheyAreKept() {
         let (response, _) = deferred(["ETag": "\"1\""])
         let children = Mirror(reflecting: response).children.map { $0.label ?? "" }

@@ -61,7 +61,7 @@ import Testing
         #expect(answer.body == Data("[]".utf8))
     }
 
-    @Test func convertsASuccesssFieldsOnlyWhenTheyAreRead() throws {
+    @Test func convertsASuccessFieldsOnlyWhenTheyAreRead() throws {
         var answer = try URLSessionTransport.outcome(
             of: BackendRequest(path: "p"), data: Data("{}".utf8),
             response: try response(200, headers: ["ETag": "\"1\""]), error: nil, ending: .finished
