@@ -20,6 +20,9 @@ struct BenchmarkCase: Sendable {
     var isControl = false
     /// Builds the two sides (data, backends, sessions), outside any timing.
     let prepare: @Sendable (Environment) async throws -> Sides
+
+    /// The target the report shows: none for a control.
+    var targetShown: Double? { isControl ? nil : target }
 }
 
 /// The two closures a case times; each call is one sample.

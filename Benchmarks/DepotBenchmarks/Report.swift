@@ -5,7 +5,8 @@ enum Report {
     /// A row of the table: a measurement, or a case that did not run and why.
     enum Row {
         case measured(CaseResult)
-        case skipped(name: String, target: Double, reason: String)
+        /// `target` is `nil` for a control (``BenchmarkCase/isControl``).
+        case skipped(name: String, target: Double?, reason: String)
     }
 
     /// The table: one line per case, then the legend of what one sample is.
@@ -34,7 +35,8 @@ enum Report {
                 let cells = [
                     pad(name, 34), pad("-", 11, right: true), pad("-", 11, right: true),
                     pad("-", 7, right: true),
-                    pad(String(format: "≤ %.2f", target), 8, right: true), pad("-", 7, right: true), "  ",
+                    pad(target.map { String(format: "≤ %.2f", $0) } ?? "-", 8, right: true),
+                    pad("-", 7, right: true), "  ",
                 ]
                 lines.append(cells.joined(separator: " ") + "skipped: " + reason)
             }

@@ -122,7 +122,8 @@ func runBenchmarks(_ options: Options) async -> Int32 {
     for benchmark in selected {
         if benchmark.needsServer && options.baseURL == nil {
             rows.append(
-                .skipped(name: benchmark.name, target: benchmark.target, reason: "run bash scripts/bench"))
+                .skipped(
+                    name: benchmark.name, target: benchmark.targetShown, reason: "run bash scripts/bench"))
             continue
         }
         let rounds = options.rounds ?? benchmark.rounds
@@ -133,7 +134,8 @@ func runBenchmarks(_ options: Options) async -> Int32 {
             measurements.append(measurement)
         } catch {
             print("\(benchmark.name): failed: \(error)")
-            rows.append(.skipped(name: benchmark.name, target: benchmark.target, reason: "failed: \(error)"))
+            rows.append(
+                .skipped(name: benchmark.name, target: benchmark.targetShown, reason: "failed: \(error)"))
             failed = true
         }
     }

@@ -105,13 +105,13 @@ enum ResponseFields: Sendable {
 
 /// The state of fields read on first use: the reader until then (let go once it ran), the
 /// fields after.
-enum DeferredFields {
+enum DeferredFields: Sendable {
     case pending(HeaderReader)
     case read(HTTPHeaders)
 }
 
 /// The closure that reads a response's fields, in a named field (see ``LockedStorage``: a
 /// closure kept directly as a lock's state is reabstracted on every read).
-struct HeaderReader {
+struct HeaderReader: Sendable {
     let read: @Sendable () -> HTTPHeaders
 }
